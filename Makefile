@@ -1,0 +1,30 @@
+# Set-up and checks. `make test` creates .venv, installs the project and runs the test suite.
+#
+# TORCH picks the PyTorch build installed before the project. The pinned default is a CPU wheel on
+# the project's CI machines and a regular PyPI wheel elsewhere; pass e.g.
+#   make test TORCH="torch --index-url https://download.pytorch.org/whl/cpu"
+# to choose another build.
+PYTHON ?= python3
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+PY := $(VENV)/bin/python
+
+.PHONY: setup test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(TORCH)
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) benchmarks/engine_speed.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

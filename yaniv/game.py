@@ -1,0 +1,590 @@
+"""The Yaniv game: explicit state, legal moves, one transition function, scoring.
+
+A ``Game`` holds one round in progress plus the scores of the game around it. It changes only
+through ``apply(move)``, which checks the move first: an illegal move raises ``ValueError`` saying
+why and leaves the state exactly as it was.
+
+Moves (``Move``) are small tuples:
+
+* ``YANIV``: call Yaniv (start of the turn only, hand total at most the threshold);
+* ``Move.discard(cards, draw)``: discard ``cards`` (a legal group, see ``yaniv.melds``) then draw
+  ``draw``: ``DECK`` for the top of the deck, or the id of a drawable card of the group the
+  previous player discarded;
+* ``SLAMDOWN`` / ``KEEP``: with ``rules.slamdown``, after a deck draw that matches the group just
+  thrown, the same player decides whether to throw the drawn card onto it.
+
+All randomness comes from one seeded ``numpy.random.Generator``: the same seed and the same moves
+give the same game, bit for bit. A full game deals the next round itself when a round ends (the
+round's winner starts it); ``single_round=True`` stops after one round. Each finished round leaves
+a ``RoundResult`` in ``results``.
+
+Public information lives in the state on its own terms (``pile``, ``events``, ``known``,
+``hand_sizes``, ``scores``) and ``view(player)`` bundles exactly what one player may know.
+``sample_hidden(player, rng)`` deals the cards that player cannot see anew, consistently with
+everything it has seen, for search bots.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Final, NamedTuple, Sequence
+
+import numpy as np
+
+from yaniv.cards import NUM_CARDS, POINTS, SORT_KEY, cards_str, deck_cards, hand_points, sort_hand
+from yaniv.melds import SINGLE, Group, add_slamdown, classify, drawable_cards, legal_discards, slamdown_extends
+from yaniv.rules import Rules, get_rules
+
+MIN_PLAYERS: Final = 2
+MAX_PLAYERS: Final = 8
+
+DECK: Final = -1  # draw source: the top of the deck
+
+# Move kinds.
+DISCARD: Final = "discard"
+CALL: Final = "yaniv"
+SLAM: Final = "slamdown"
+KEEP_CARD: Final = "keep"
+
+# Phases.
+PLAY: Final = "play"
+SLAMDOWN_PHASE: Final = "slamdown"
+OVER: Final = "over"
+
+# Event kinds in ``Game.events`` (this round's public history).
+RESHUFFLE: Final = "reshuffle"
+
+
+_new = tuple.__new__
+
+
+class Move(NamedTuple):
+    """One decision. Build discards with ``Move.discard``; the other moves are constants."""
+
+    kind: str
+    cards: tuple[int, ...] = ()
+    draw: int = DECK
+
+    @classmethod
+    def discard(cls, cards: Sequence[int], draw: int = DECK) -> "Move":
+        return cls(DISCARD, tuple(cards), draw)
+
+
+YANIV: Final = Move(CALL)
+SLAMDOWN: Final = Move(SLAM)
+KEEP: Final = Move(KEEP_CARD)
+
+
+class Event(NamedTuple):
+    """One public happening of the round: a discard (with its draw), a slamdown, a call, a reshuffle.
+
+    ``drew`` is the card taken from the pile, or ``DECK`` (the card stays hidden).
+    """
+
+    kind: str
+    player: int
+    cards: tuple[int, ...]
+    drew: int = DECK
+
+
+class RoundResult(NamedTuple):
+    """How a round ended. ``caller`` is None and ``winners`` empty when the turn cap ended it."""
+
+    caller: int | None
+    hands: tuple[tuple[int, ...], ...]  # every seat's hand at the end (empty for seats out of the game)
+    totals: tuple[int, ...]
+    points: tuple[int, ...]  # points added this round, before resets
+    winners: tuple[int, ...]
+    assafers: tuple[int, ...]
+    resets: tuple[int, ...]  # seats whose score was reset (halved or reduced) this round
+    scores: tuple[int, ...]  # cumulative scores after the round
+    eliminated: tuple[int, ...]  # seats eliminated by this round
+    turns: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """Everything one player may know, and nothing else. Observations are built from this."""
+
+    player: int
+    rules: Rules
+    phase: str
+    current: int  # the seat to move
+    hand: tuple[int, ...]  # in hand order
+    pending: int | None  # the drawn card awaiting the slamdown decision, if it is this player's
+    top: Group  # the group on top of the pile (what the player to move may draw from)
+    pile: tuple[int, ...]  # every card on the discard pile, the top group included
+    events: tuple[Event, ...]  # this round's public history
+    known: tuple[frozenset[int], ...]  # per seat: cards seen taken from the pile and still held
+    hand_sizes: tuple[int, ...]
+    scores: tuple[int, ...]
+    alive: tuple[bool, ...]
+    deck_size: int
+    turn: int
+    round_number: int
+    legal_moves: tuple[Move, ...]  # empty unless this player is to move
+
+    @property
+    def num_players(self) -> int:
+        return len(self.scores)
+
+
+class Game:
+    """A game of Yaniv in progress. See the module docstring."""
+
+    __slots__ = (
+        "rules", "num_players", "single_round", "rng",
+        "hands", "totals", "deck", "pile", "known", "scores", "alive",
+        "current", "phase", "pending", "starter", "turn", "round_number",
+        "events", "pools", "results", "winners", "_discards",
+    )
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str | Rules | None = None,
+        seed: int | np.random.Generator | None = None,
+        *,
+        single_round: bool = False,
+        scores: Sequence[int] | None = None,
+        starter: int = 0,
+    ) -> None:
+        self.rules = rules = get_rules(rules)
+        if type(num_players) is not int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+            raise ValueError(f"num_players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {num_players!r}")
+        deck_size = len(deck_cards(rules.jokers))
+        if num_players * rules.hand_size + 1 > deck_size:
+            raise ValueError(
+                f"{num_players} players x {rules.hand_size} cards + 1 face-up card need more than the "
+                f"{deck_size} cards of the deck"
+            )
+        self.num_players = num_players
+        self.single_round = single_round
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        scores = [0] * num_players if scores is None else list(scores)
+        if len(scores) != num_players or any(type(s) is not int or s < 0 for s in scores):
+            raise ValueError(f"scores must be {num_players} integers >= 0, got {scores!r}")
+        self.scores = scores
+        self.alive = [s <= rules.score_limit for s in scores]
+        if sum(self.alive) < 2:
+            raise ValueError(f"at least two players must be at or under the score limit {rules.score_limit}")
+        if not (0 <= starter < num_players and self.alive[starter]):
+            raise ValueError(f"starter must be a seat still in the game, got {starter!r}")
+        self.results: list[RoundResult] = []
+        self.winners: tuple[int, ...] = ()
+        self.round_number = 0
+        self._deal(starter)
+
+    # ------------------------------------------------------------------------------------------
+    # Reading the state
+    # ------------------------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def top(self) -> Group:
+        """The group on top of the pile: at the start of a turn, the previous player's discard."""
+        return self.pile[-1]
+
+    @property
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(len(h) for h in self.hands)
+
+    @property
+    def deck_size(self) -> int:
+        return len(self.deck)
+
+    def hand_total(self, player: int) -> int:
+        return self.totals[player]
+
+    def pile_cards(self) -> tuple[int, ...]:
+        return tuple(c for group in self.pile for c in group.cards)
+
+    def can_call_yaniv(self) -> bool:
+        return self.phase == PLAY and self.totals[self.current] <= self.rules.yaniv_threshold
+
+    def legal_discards(self) -> list[tuple[int, ...]]:
+        """The legal discards of the player to move (computed once per turn)."""
+        if self._discards is None:
+            self._discards = legal_discards(self.hands[self.current], self.rules) if self.phase == PLAY else []
+        return self._discards
+
+    def legal_draws(self) -> tuple[int, ...]:
+        """The draw sources open to the player to move: DECK (if it has cards) then the top group's drawable cards."""
+        if self.phase != PLAY:
+            return ()
+        return ((DECK,) if self.deck else ()) + self.pile[-1].drawable
+
+    def legal_moves(self) -> list[Move]:
+        """Every legal move of the player to move, in a fixed order."""
+        if self.phase == SLAMDOWN_PHASE:
+            return [SLAMDOWN, KEEP]
+        if self.phase != PLAY:
+            return []
+        draws = self.legal_draws()
+        moves = [YANIV] if self.can_call_yaniv() else []
+        moves += [_new(Move, (DISCARD, d, s)) for d in self.legal_discards() for s in draws]
+        return moves
+
+    def view(self, player: int) -> PlayerView:
+        """What ``player`` may know: its own hand, and the public information."""
+        if not 0 <= player < self.num_players:
+            raise ValueError(f"player must be a seat from 0 to {self.num_players - 1}, got {player!r}")
+        to_move = player == self.current and self.phase != OVER
+        return PlayerView(
+            player=player,
+            rules=self.rules,
+            phase=self.phase,
+            current=self.current,
+            hand=tuple(self.hands[player]),
+            pending=self.pending if to_move else None,
+            top=self.pile[-1],
+            pile=self.pile_cards(),
+            events=tuple(self.events),
+            known=tuple(frozenset(k) for k in self.known),
+            hand_sizes=self.hand_sizes,
+            scores=tuple(self.scores),
+            alive=tuple(self.alive),
+            deck_size=len(self.deck),
+            turn=self.turn,
+            round_number=self.round_number,
+            legal_moves=tuple(self.legal_moves()) if to_move else (),
+        )
+
+    # ------------------------------------------------------------------------------------------
+    # The transition
+    # ------------------------------------------------------------------------------------------
+
+    def apply(self, move: Move) -> None:
+        """Play ``move`` for the player to move. ValueError (state untouched) if it is illegal."""
+        try:
+            kind, cards, draw = move
+        except (TypeError, ValueError):
+            raise ValueError(f"a move is (kind, cards, draw), got {move!r}") from None
+        if self.phase == OVER:
+            raise ValueError("the game is over; no move can be played")
+        if self.phase == SLAMDOWN_PHASE:
+            if kind == SLAM:
+                return self._slamdown()
+            if kind == KEEP_CARD:
+                return self._end_turn()
+            raise ValueError(f"player {self.current} must decide on the slamdown first (SLAMDOWN or KEEP), not {kind!r}")
+        if kind == CALL:
+            total = self.totals[self.current]
+            if total > self.rules.yaniv_threshold:
+                raise ValueError(
+                    f"player {self.current} cannot call Yaniv: the hand totals {total}, "
+                    f"above the threshold {self.rules.yaniv_threshold}"
+                )
+            return self._showdown()
+        if kind == DISCARD:
+            return self._discard(cards, draw)
+        if kind in (SLAM, KEEP_CARD):
+            raise ValueError(f"no slamdown is pending; {kind!r} is not a move now")
+        raise ValueError(f"unknown move kind {kind!r}; expected one of {DISCARD!r}, {CALL!r}, {SLAM!r}, {KEEP_CARD!r}")
+
+    def _discard(self, cards: tuple[int, ...], draw: int) -> None:
+        p = self.current
+        hand = self.hands[p]
+        if not isinstance(cards, tuple):
+            raise ValueError(f"a discard's cards must be a tuple of card ids, got {cards!r}")
+        missing = [c for c in cards if c not in hand]
+        if missing:
+            names = cards_str(c for c in missing if type(c) is int and 0 <= c < NUM_CARDS)
+            raise ValueError(f"player {p} does not hold {names or missing!r}")
+        kind, ordered = classify(cards, self.rules)  # raises with the reason
+        previous = self.pile[-1]
+        if draw == DECK:
+            if not self.deck:
+                raise ValueError("the deck is empty and nothing is left to reshuffle; draw from the pile")
+        elif draw not in previous.drawable:
+            raise ValueError(
+                f"cannot draw card {draw!r} from the pile: only {cards_str(previous.drawable)} "
+                "of the previous discard may be drawn"
+            )
+
+        # The move is legal: change the state.
+        shed = 0
+        for c in cards:
+            hand.remove(c)
+            shed += POINTS[c]
+        known = self.known[p]
+        if known:
+            known.difference_update(cards)
+        if draw == DECK:
+            card = self.deck.pop()
+        else:
+            card = draw
+            known.add(card)
+        insort(hand, card, key=SORT_KEY.__getitem__)
+        self.totals[p] += POINTS[card] - shed
+        # What is left of the previous group is dead: nobody may draw it any more.
+        # (tuple.__new__ builds the named tuples without their Python-level __new__: this is the hot path.)
+        pile = self.pile
+        if draw == DECK:
+            pile[-1] = _new(Group, (previous.cards, previous.kind, previous.player, ()))
+        elif len(previous.cards) > 1:
+            rest = tuple(c for c in previous.cards if c != draw)
+            pile[-1] = _new(Group, (rest, previous.kind, previous.player, ()))
+        else:
+            pile.pop()
+        group = _new(Group, (ordered, kind, p, drawable_cards(kind, ordered, self.rules)))
+        pile.append(group)
+        self.events.append(_new(Event, (DISCARD, p, ordered, draw)))
+        if not self.deck:
+            self._reshuffle()
+        if draw == DECK and self.rules.slamdown and slamdown_extends(group, card):
+            self.phase = SLAMDOWN_PHASE
+            self.pending = card
+            self._discards = None
+            return
+        self._end_turn()
+
+    def _slamdown(self) -> None:
+        card = self.pending
+        self.hands[self.current].remove(card)
+        self.totals[self.current] -= POINTS[card]
+        self.pile[-1] = add_slamdown(self.pile[-1], card, self.rules)
+        self.events.append(Event(SLAM, self.current, (card,)))
+        self._end_turn()
+
+    def _reshuffle(self) -> None:
+        """The discard pile except its top group becomes the new deck."""
+        pool = sorted(c for group in self.pile[:-1] for c in group.cards)
+        if not pool:
+            return
+        self.deck = [pool[i] for i in self.rng.permutation(len(pool))]
+        self.pile = self.pile[-1:]
+        self.pools.append(frozenset(pool))
+        self.events.append(Event(RESHUFFLE, -1, tuple(pool)))
+
+    def _end_turn(self) -> None:
+        self.phase = PLAY
+        self.pending = None
+        self._discards = None
+        self.turn += 1
+        if self.rules.max_turns is not None and self.turn >= self.rules.max_turns:
+            n = self.num_players
+            self._finish_round(None, (0,) * n, (), ())
+            return
+        self.current = self._next_seat(self.current)
+
+    def _next_seat(self, seat: int) -> int:
+        n = self.num_players
+        seat = (seat + 1) % n
+        while not self.alive[seat]:
+            seat = (seat + 1) % n
+        return seat
+
+    # ------------------------------------------------------------------------------------------
+    # Scoring
+    # ------------------------------------------------------------------------------------------
+
+    def _showdown(self) -> None:
+        rules = self.rules
+        caller = self.current
+        totals = self.totals
+        mine = totals[caller]
+        others = [q for q in range(self.num_players) if self.alive[q] and q != caller]
+        if rules.assaf_on_equal:
+            assafers = tuple(q for q in others if totals[q] <= mine)
+        else:
+            assafers = tuple(q for q in others if totals[q] < mine)
+        points = [totals[q] if self.alive[q] else 0 for q in range(self.num_players)]
+        if not assafers:
+            winners: tuple[int, ...] = (caller,)
+            points[caller] = 0
+        else:
+            low = min(totals[q] for q in assafers)
+            winners = tuple(q for q in assafers if totals[q] == low)
+            for q in winners:
+                points[q] = 0
+            if rules.assaf_penalty == "hand_plus":
+                points[caller] = mine + rules.assaf_penalty_points
+            elif rules.assaf_penalty == "per_assafer":
+                extra = rules.assaf_penalty_points if len(assafers) == 1 else rules.assaf_points_per_assafer * len(assafers)
+                points[caller] = mine + extra
+            else:  # flat: the caller takes the penalty alone
+                points = [0] * self.num_players
+                points[caller] = rules.assaf_penalty_points
+        self.events.append(Event(CALL, caller, ()))
+        self._finish_round(caller, tuple(points), winners, assafers)
+
+    def _finish_round(
+        self, caller: int | None, points: tuple[int, ...], winners: tuple[int, ...], assafers: tuple[int, ...]
+    ) -> None:
+        rules = self.rules
+        n = self.num_players
+        resets = []
+        for q in range(n):
+            if not self.alive[q] or points[q] == 0:
+                continue
+            score = self.scores[q] + points[q]
+            if rules.score_reset != "none" and score in rules.score_reset_at:
+                score = score // 2 if rules.score_reset == "halve" else max(0, score - rules.score_reset_subtract)
+                resets.append(q)
+            self.scores[q] = score
+        over_limit = [q for q in range(n) if self.alive[q] and self.scores[q] > rules.score_limit]
+        eliminated: tuple[int, ...] = ()
+        game_over = self.single_round
+        if rules.game_end == "elimination":
+            eliminated = tuple(over_limit)
+            for q in eliminated:
+                self.alive[q] = False
+            if sum(self.alive) <= 1:
+                game_over = True
+                self.winners = tuple(q for q in range(n) if self.alive[q])
+        elif over_limit:
+            game_over = True
+            low = min(self.scores[q] for q in range(n) if self.alive[q])
+            self.winners = tuple(q for q in range(n) if self.alive[q] and self.scores[q] == low)
+        self.results.append(
+            RoundResult(
+                caller=caller,
+                hands=tuple(tuple(h) for h in self.hands),
+                totals=tuple(self.totals),
+                points=points,
+                winners=winners,
+                assafers=assafers,
+                resets=tuple(resets),
+                scores=tuple(self.scores),
+                eliminated=eliminated,
+                turns=self.turn,
+            )
+        )
+        if game_over:
+            if self.single_round:
+                self.winners = winners
+            self.phase = OVER
+            self.pending = None
+            self._discards = None
+            return
+        if winners:
+            # The round's winner starts the next; tied winners: the first after the caller.
+            start = min(winners, key=lambda q: (q - caller) % n)
+        else:
+            start = self._next_seat(self.starter)
+        self._deal(start)
+
+    # ------------------------------------------------------------------------------------------
+    # Dealing, copying, sampling
+    # ------------------------------------------------------------------------------------------
+
+    def _deal(self, starter: int) -> None:
+        rules = self.rules
+        cards = deck_cards(rules.jokers)
+        deck = [cards[i] for i in self.rng.permutation(len(cards))]
+        size = rules.hand_size
+        self.hands = [[] for _ in range(self.num_players)]
+        for q in range(self.num_players):
+            if self.alive[q]:
+                self.hands[q] = sort_hand(deck[-size:])
+                del deck[-size:]
+        self.totals = [hand_points(h) for h in self.hands]
+        face_up = deck.pop()
+        self.deck = deck
+        self.pile = [Group((face_up,), SINGLE, -1, (face_up,))]
+        self.known = [set() for _ in range(self.num_players)]
+        self.pools = [frozenset(cards)]
+        self.events = []
+        self.starter = self.current = starter
+        self.phase = PLAY
+        self.pending = None
+        self.turn = 0
+        self.round_number += 1
+        self._discards = None
+
+    def copy(self) -> "Game":
+        """An independent copy, random generator included (it plays out the same future)."""
+        g = Game.__new__(Game)
+        g.rules = self.rules
+        g.num_players = self.num_players
+        g.single_round = self.single_round
+        bit_generator = type(self.rng.bit_generator)()
+        bit_generator.state = self.rng.bit_generator.state
+        g.rng = np.random.Generator(bit_generator)
+        g.hands = [h.copy() for h in self.hands]
+        g.totals = self.totals.copy()
+        g.deck = self.deck.copy()
+        g.pile = self.pile.copy()
+        g.known = [k.copy() for k in self.known]
+        g.scores = self.scores.copy()
+        g.alive = self.alive.copy()
+        g.current = self.current
+        g.phase = self.phase
+        g.pending = self.pending
+        g.starter = self.starter
+        g.turn = self.turn
+        g.round_number = self.round_number
+        g.events = self.events.copy()
+        g.pools = self.pools.copy()
+        g.results = self.results.copy()
+        g.winners = self.winners
+        g._discards = self._discards
+        return g
+
+    def sample_hidden(self, player: int, rng: np.random.Generator) -> "Game":
+        """A copy in which every card ``player`` cannot see is dealt anew, consistently with what it knows.
+
+        Hidden cards are the deck and the opponents' cards not seen taken from the pile. A hidden
+        card was dealt or drawn from the deck of some *epoch* (the deal, or a later reshuffle), and
+        each epoch's deck is public: its latest epoch is the last one whose deck held it. So each
+        opponent keeps as many hidden cards of each epoch as it has now, the deck keeps the current
+        epoch's, and within an epoch the cards are shuffled uniformly. A pending slamdown card of
+        another player is drawn among the hidden cards that could be slammed. The copy gets a
+        fresh generator from ``rng``, so the real game's future shuffles do not leak into it.
+        """
+        g = self.copy()
+        g.rng = np.random.default_rng(rng.integers(2**63))
+        g._discards = None
+        current_epoch = len(self.pools) - 1
+
+        def epoch_of(card: int) -> int:
+            return next(e for e in range(current_epoch, -1, -1) if card in self.pools[e])
+
+        # Slots to fill, per epoch: (seat, None) for a hand slot, ("deck", i) for a deck position.
+        slots: dict[int, list[int]] = defaultdict(list)
+        pool: dict[int, list[int]] = defaultdict(list)
+        for q in range(self.num_players):
+            if q == player:
+                continue
+            hidden = [c for c in self.hands[q] if c not in self.known[q]]
+            g.hands[q] = [c for c in self.hands[q] if c in self.known[q]]
+            for c in hidden:
+                e = epoch_of(c)
+                slots[e].append(q)
+                pool[e].append(c)
+        pool[current_epoch].extend(self.deck)
+        slots[current_epoch].extend([DECK] * len(self.deck))
+        if self.phase == SLAMDOWN_PHASE and self.current != player:
+            # The pending card is one of the current epoch's hidden cards that fits the top group.
+            candidates = sorted(c for c in pool[current_epoch] if slamdown_extends(self.pile[-1], c))
+            pending = candidates[int(rng.integers(len(candidates)))]
+            pool[current_epoch].remove(pending)
+            slots[current_epoch].remove(self.current)
+            g.hands[self.current].append(pending)
+            g.pending = pending
+        g.deck = []
+        for e in sorted(pool):
+            cards = sorted(pool[e])
+            for seat, i in zip(slots[e], rng.permutation(len(cards))):
+                if seat == DECK:
+                    g.deck.append(cards[i])
+                else:
+                    g.hands[seat].append(cards[i])
+        for q in range(self.num_players):
+            if q != player:
+                g.hands[q] = sort_hand(g.hands[q])
+        g.totals = [hand_points(h) for h in g.hands]
+        return g
+
+    def __repr__(self) -> str:
+        return (
+            f"Game(players={self.num_players}, round={self.round_number}, turn={self.turn}, "
+            f"current={self.current}, phase={self.phase!r}, scores={self.scores})"
+        )
+

@@ -1,0 +1,240 @@
+"""Discard groups: which card combinations may be thrown, in what order they lie, what can be drawn.
+
+A discard is one card; a *set* of two to four cards of one rank; or a *run* of three or more
+consecutive cards of one suit (ace low, no wrap past the king) in which jokers stand in for
+missing cards. Two jokers together are a set of their own rank. With ``jokers_in_sets`` a set
+is any cards of one rank plus jokers (two to four cards, at least one natural).
+
+Canonical order (what the next player sees, and what "the ends" of a group means):
+
+* a set lies in suit order, jokers last;
+* a run lies in rank order; jokers fill its gaps first, and any left over extend it upwards while
+  there is room below the king, then downwards. So 5♥ 6♥ Jk lies as 5♥ 6♥ Jk(7).
+
+A card set that could be read both ways (one natural and two jokers, with ``jokers_in_sets``)
+counts as a set.
+
+``legal_discards`` derives every legal discard of a hand from its rank and suit groups instead of
+trying every subset, so it stays cheap on the hot path.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Final, NamedTuple, Sequence
+
+from yaniv.cards import NUM_RANKS, NUM_STANDARD, RANK, SUIT, card_str
+from yaniv.rules import Rules
+
+SINGLE: Final = "single"
+SET: Final = "set"
+RUN: Final = "run"
+MAX_SET: Final = 4
+
+
+class Group(NamedTuple):
+    """A discard as it lies on the pile."""
+
+    cards: tuple[int, ...]  # canonical order
+    kind: str  # SINGLE, SET or RUN
+    player: int  # the seat that threw it; -1 for the card turned up at the deal
+    drawable: tuple[int, ...]  # the cards the next player may take from it
+
+
+def classify(cards: Sequence[int], rules: Rules) -> tuple[str, tuple[int, ...]]:
+    """The kind and canonical order of a discard; ValueError saying why if it is not legal."""
+    n = len(cards)
+    if n == 0:
+        raise ValueError("a discard needs at least one card")
+    if len(set(cards)) != n:
+        raise ValueError(f"a discard names a card twice: {_names(cards)}")
+    if n == 1:
+        return SINGLE, (cards[0],)
+    naturals = sorted(c for c in cards if c < NUM_STANDARD)
+    jokers = sorted(c for c in cards if c >= NUM_STANDARD)
+    ranks = {RANK[c] for c in naturals}
+    if not naturals:  # two jokers: a set of the joker rank
+        return SET, tuple(jokers)
+    if len(ranks) == 1 and (not jokers or rules.jokers_in_sets):
+        if n > MAX_SET:
+            raise ValueError(f"a set has two to four cards, not {n}: {_names(cards)}")
+        return SET, tuple(naturals) + tuple(jokers)
+    if len(ranks) == 1 and len(naturals) > 1:
+        raise ValueError(f"jokers are not wild in sets under these rules: {_names(cards)}")
+    if n < 3:
+        if jokers:
+            raise ValueError(f"jokers are not wild in sets under these rules: {_names(cards)}")
+        raise ValueError(f"two cards must be of one rank: {_names(cards)}")
+    if len({SUIT[c] for c in naturals}) != 1:
+        if len(ranks) == 1:
+            raise ValueError(f"jokers are not wild in sets under these rules: {_names(cards)}")
+        raise ValueError(f"not a set (ranks differ) and not a run (suits differ): {_names(cards)}")
+    order = run_order(naturals, jokers)
+    if order is None:
+        if len(ranks) != len(naturals):
+            raise ValueError(f"a run cannot hold two cards of one rank: {_names(cards)}")
+        span = RANK[naturals[-1]] - RANK[naturals[0]] + 1
+        raise ValueError(
+            f"not a run: {_names(cards)} leaves {span - len(naturals)} gap(s) and has {len(jokers)} joker(s) "
+            "to fill them (aces are low and runs do not wrap past the king)"
+        )
+    return RUN, order
+
+
+def run_order(naturals: Sequence[int], jokers: Sequence[int]) -> tuple[int, ...] | None:
+    """Canonical order of a run from its naturals (one suit, sorted by rank) and jokers, or None."""
+    lo, hi = RANK[naturals[0]], RANK[naturals[-1]]
+    gaps = hi - lo + 1 - len(naturals)
+    extra = len(jokers) - gaps
+    if extra < 0 or len({RANK[c] for c in naturals}) != len(naturals):
+        return None
+    up = min(extra, NUM_RANKS - 1 - hi)
+    down = extra - up
+    if down > lo:
+        return None
+    by_rank = {RANK[c]: c for c in naturals}
+    spare = list(jokers)
+    return tuple(by_rank[r] if r in by_rank else spare.pop(0) for r in range(lo - down, hi + up + 1))
+
+
+def drawable_cards(kind: str, cards: tuple[int, ...], rules: Rules) -> tuple[int, ...]:
+    """The cards of a group (in canonical order) that the next player may draw."""
+    if kind == SINGLE:
+        return cards
+    if kind == SET:
+        return cards if rules.draw_from_set == "any" else (cards[0], cards[-1])
+    ends = (cards[0], cards[-1])
+    if rules.draw_from_run == "ends_and_jokers":
+        return ends[:1] + tuple(c for c in cards[1:-1] if c >= NUM_STANDARD) + ends[1:]
+    return ends
+
+
+def make_group(cards: Sequence[int], rules: Rules, player: int) -> Group:
+    kind, ordered = classify(cards, rules)
+    return Group(ordered, kind, player, drawable_cards(kind, ordered, rules))
+
+
+def slamdown_extends(group: Group, card: int) -> bool:
+    """Whether ``card`` (just drawn from the deck) may be slammed onto ``group``.
+
+    It must be a natural card: of the set's rank, or of the run's suit one rank beyond either end.
+    Jokers are never slammed: where a joker would extend a run is not defined by any rule text.
+    """
+    if card >= NUM_STANDARD:
+        return False
+    if group.kind == RUN:
+        natural = next(c for c in group.cards if c < NUM_STANDARD)
+        lo = RANK[natural] - group.cards.index(natural)
+        hi = lo + len(group.cards) - 1
+        return SUIT[card] == SUIT[natural] and RANK[card] in (lo - 1, hi + 1)
+    ranks = {RANK[c] for c in group.cards if c < NUM_STANDARD}
+    return ranks == {RANK[card]}
+
+
+def add_slamdown(group: Group, card: int, rules: Rules) -> Group:
+    """The group with a slammed card added at its place."""
+    if group.kind == RUN:
+        natural = next(c for c in group.cards if c < NUM_STANDARD)
+        lo = RANK[natural] - group.cards.index(natural)
+        cards = (card,) + group.cards if RANK[card] == lo - 1 else group.cards + (card,)
+        kind = RUN
+    else:
+        kind = SET
+        naturals = sorted(c for c in group.cards + (card,) if c < NUM_STANDARD)
+        cards = tuple(naturals) + tuple(c for c in group.cards if c >= NUM_STANDARD)
+    return Group(cards, kind, group.player, drawable_cards(kind, cards, rules))
+
+
+# ----------------------------------------------------------------------------------------------
+# Enumeration
+# ----------------------------------------------------------------------------------------------
+
+# Index patterns for every subset of size >= k of n items, built once.
+_SUBSETS: Final = {
+    (n, k): tuple(c for size in range(k, n + 1) for c in combinations(range(n), size))
+    for n in range(8)
+    for k in range(4)
+}
+
+
+def legal_discards(hand: Sequence[int], rules: Rules) -> list[tuple[int, ...]]:
+    """Every legal discard of a hand, each in canonical order, in a fixed order: singles, sets, runs.
+
+    Sets come from the hand's rank groups and runs from its suit groups, never from the 2^n
+    subsets of the hand. The combinations of one rank group (or one suit group) with the hand's
+    jokers are computed once and remembered, so a turn costs one pass over the hand plus a few
+    dictionary look-ups.
+    """
+    discards: list[tuple[int, ...]] = [(c,) for c in hand]
+    if len(hand) < 2:
+        return discards
+    jokers: tuple[int, ...] = ()
+    rank_suits: dict[int, int] = {}  # rank -> bit mask of its suits in the hand
+    suit_ranks = [0, 0, 0, 0]  # suit -> bit mask of its ranks in the hand
+    for c in hand:
+        if c >= NUM_STANDARD:
+            jokers += (c,)
+            continue
+        r = RANK[c]
+        s = SUIT[c]
+        suit_ranks[s] |= 1 << r
+        rank_suits[r] = rank_suits.get(r, 0) | 1 << s
+    wild = rules.jokers_in_sets
+    set_jokers = jokers if wild else ()
+    if len(rank_suits) + len(jokers) < len(hand) or set_jokers:
+        for r, suits in rank_suits.items():
+            key = (r, suits, set_jokers)
+            found = _SET_MEMO.get(key)
+            if found is None:
+                found = _SET_MEMO[key] = _sets_of_rank(r, suits, set_jokers)
+            discards += found
+    if len(jokers) == 2:
+        discards.append(jokers)
+    for s in range(4):
+        ranks = suit_ranks[s]
+        if ranks:
+            key = (s, ranks, jokers, wild)
+            found = _RUN_MEMO.get(key)
+            if found is None:
+                found = _RUN_MEMO[key] = _runs_of_suit(s, ranks, jokers, wild)
+            discards += found
+    return discards
+
+
+_SET_MEMO: Final[dict[tuple, tuple[tuple[int, ...], ...]]] = {}
+_RUN_MEMO: Final[dict[tuple, tuple[tuple[int, ...], ...]]] = {}
+
+
+def _sets_of_rank(rank: int, suits: int, jokers: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Every set made of the given cards of one rank (``suits`` a bit mask) plus wild ``jokers``."""
+    naturals = [s * NUM_RANKS + rank for s in range(4) if suits >> s & 1]
+    found = []
+    for idx in _SUBSETS[len(naturals), 1]:
+        base = tuple(naturals[i] for i in idx)
+        for j in range(len(jokers) + 1):
+            if 2 <= len(base) + j <= MAX_SET:
+                found += [base + combo for combo in combinations(jokers, j)]
+    return tuple(found)
+
+
+def _runs_of_suit(suit: int, ranks: int, jokers: tuple[int, ...], wild: bool) -> tuple[tuple[int, ...], ...]:
+    """Every run made of the given cards of one suit (``ranks`` a bit mask) and the hand's ``jokers``."""
+    suit_cards = [suit * NUM_RANKS + r for r in range(NUM_RANKS) if ranks >> r & 1]
+    if len(suit_cards) + len(jokers) < 3:
+        return ()
+    found = []
+    for idx in _SUBSETS[len(suit_cards), 1]:
+        naturals = [suit_cards[i] for i in idx]
+        gaps = RANK[naturals[-1]] - RANK[naturals[0]] + 1 - len(naturals)
+        for j in range(max(gaps, 3 - len(naturals)), len(jokers) + 1):
+            if wild and len(naturals) == 1 and j == 2:
+                continue  # one natural and two jokers is read as a set under jokers_in_sets
+            for combo in combinations(jokers, j):
+                order = run_order(naturals, combo)
+                if order is not None:
+                    found.append(order)
+    return tuple(found)
+
+
+def _names(cards: Sequence[int]) -> str:
+    return " ".join(card_str(c) for c in cards)

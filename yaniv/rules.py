@@ -1,0 +1,221 @@
+"""The rule settings: one immutable, validated ``Rules`` object, and the named presets.
+
+Every point where the two source texts (``shared/seeds/000`` French how-to, ``001`` German
+encyclopedia article) or common house rules differ is a field here. Each field carries its
+documentation, its allowed values and its source as metadata; ``rules_table_markdown()``
+renders them, and docs/rules.md is that table (a test keeps the two equal).
+
+>>> Rules(yaniv_threshold=5).yaniv_threshold
+5
+>>> get_rules("german").draw_from_set
+'ends'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Final, Mapping
+
+from yaniv.cards import MAX_JOKERS
+
+ASSAF_PENALTIES: Final = ("hand_plus", "per_assafer", "flat")
+SCORE_RESETS: Final = ("halve", "subtract", "none")
+GAME_ENDS: Final = ("elimination", "first_over")
+RUN_DRAWS: Final = ("ends", "ends_and_jokers")
+SET_DRAWS: Final = ("any", "ends")
+MIN_HAND, MAX_HAND = 4, 7
+
+
+def _setting(default: Any, doc: str, variants: str, source: str, allowed: str) -> Any:
+    return field(default=default, metadata={"doc": doc, "variants": variants, "source": source, "allowed": allowed})
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The complete rule set of a game. Immutable; every value is checked on construction."""
+
+    yaniv_threshold: int = _setting(
+        7, "A player may call Yaniv when the hand totals at most this.", "5 (000); any value",
+        "001 (7); 000 (5)", "an integer >= 0")
+    assaf_on_equal: bool = _setting(
+        True, "A total equal to the caller's Assafs the caller (else the caller wins ties).", "False",
+        "001 ('the same amount of points or a smaller sum')", "True or False")
+    assaf_penalty: str = _setting(
+        "hand_plus",
+        "What an Assafed caller scores. hand_plus: hand + assaf_penalty_points. per_assafer: hand + "
+        "assaf_penalty_points with one Assafer, hand + assaf_points_per_assafer x Assafers with several. "
+        "flat: assaf_penalty_points alone, and nobody else scores.",
+        "per_assafer (001); flat (house)", "000 and 001 (+30); 001 (+20 per Assafer); house (flat)",
+        "one of: " + ", ".join(ASSAF_PENALTIES))
+    assaf_penalty_points: int = _setting(
+        30, "The Assaf penalty (with one Assafer, or flat).", "any", "000, 001", "an integer >= 0")
+    assaf_points_per_assafer: int = _setting(
+        20, "Penalty per Assafing player when several Assaf (assaf_penalty = per_assafer).", "any", "001",
+        "an integer >= 0")
+    score_reset: str = _setting(
+        "halve", "What a cumulative score landing exactly on a score_reset_at value does.",
+        "subtract (house); none", "000 (halve at 100, 200); 001 variant (50, 100, 150); house (-50)",
+        "one of: " + ", ".join(SCORE_RESETS))
+    score_reset_at: tuple[int, ...] = _setting(
+        (100, 200), "The scores that trigger the reset when a round's points land on them exactly.",
+        "(50, 100, 150) (001); (50, 100, 150, 200) (house)", "000; 001", "a tuple of distinct integers > 0")
+    score_reset_subtract: int = _setting(
+        50, "Points taken off by score_reset = subtract.", "any", "house", "an integer > 0")
+    game_end: str = _setting(
+        "elimination",
+        "elimination: a player whose score passes score_limit leaves; the last one standing wins. "
+        "first_over: the first score past score_limit ends the game; the lowest score wins.",
+        "first_over (001)", "000 and 001 (elimination); 001 (first_over)", "one of: " + ", ".join(GAME_ENDS))
+    score_limit: int = _setting(
+        200, "The score a player must pass (strictly) to be eliminated or to end the game.", "100 is common",
+        "000, 001 (200)", "an integer > 0")
+    jokers: int = _setting(
+        2, "Jokers in the deck (0 points, wild in runs).", "0 or 1", "001 (54 cards)", f"0..{MAX_JOKERS}")
+    jokers_in_sets: bool = _setting(
+        False, "Jokers are wild in sets too.", "True (house)", "house", "True or False")
+    draw_from_run: str = _setting(
+        "ends", "Which cards of a run the next player may draw.",
+        "ends_and_jokers: a joker inside the run too (001)", "000 (ends); 001 (jokers)", "one of: " + ", ".join(RUN_DRAWS))
+    draw_from_set: str = _setting(
+        "any", "Which cards of a set the next player may draw.", "ends (001: 'only one of the outer cards')",
+        "default; 001", "one of: " + ", ".join(SET_DRAWS))
+    hand_size: int = _setting(
+        5, "Cards dealt to each player.", "4 to 7", "000, 001 (5)", f"{MIN_HAND}..{MAX_HAND}")
+    slamdown: bool = _setting(
+        False,
+        "A card just drawn from the deck that matches the rank of the set just discarded, or extends the run "
+        "just discarded, may be thrown onto it at once (a decision of its own).",
+        "True (house)", "house", "True or False")
+    max_turns: int | None = _setting(
+        None, "Turn cap per round, for simulation; a capped round ends with no winner and no scores.",
+        "any cap", "simulation", "None or an integer > 0")
+
+    def __post_init__(self) -> None:
+        _check_int(self, "yaniv_threshold", minimum=0)
+        _check_bool(self, "assaf_on_equal")
+        _check_choice(self, "assaf_penalty", ASSAF_PENALTIES)
+        _check_int(self, "assaf_penalty_points", minimum=0)
+        _check_int(self, "assaf_points_per_assafer", minimum=0)
+        _check_choice(self, "score_reset", SCORE_RESETS)
+        at = self.score_reset_at
+        if isinstance(at, list):  # YAML and JSON give lists; keep the object hashable
+            object.__setattr__(self, "score_reset_at", at := tuple(at))
+        if (not isinstance(at, tuple) or any(type(v) is not int or v <= 0 for v in at) or len(set(at)) != len(at)):
+            _fail("score_reset_at", at)
+        _check_int(self, "score_reset_subtract", minimum=1)
+        _check_choice(self, "game_end", GAME_ENDS)
+        _check_int(self, "score_limit", minimum=1)
+        _check_int(self, "jokers", minimum=0, maximum=MAX_JOKERS)
+        _check_bool(self, "jokers_in_sets")
+        _check_choice(self, "draw_from_run", RUN_DRAWS)
+        _check_choice(self, "draw_from_set", SET_DRAWS)
+        _check_int(self, "hand_size", minimum=MIN_HAND, maximum=MAX_HAND)
+        _check_bool(self, "slamdown")
+        if self.max_turns is not None:
+            _check_int(self, "max_turns", minimum=1)
+
+    def replace(self, **changes: Any) -> "Rules":
+        """A copy with some settings changed; an unknown name is an error naming it."""
+        _check_names(changes)
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, settings: Mapping[str, Any]) -> "Rules":
+        """Build from a mapping (a YAML or JSON object); an optional "preset" key names the base."""
+        settings = dict(settings)
+        base = get_rules(settings.pop("preset", "default"))
+        return base.replace(**settings)
+
+    def describe(self) -> str:
+        """The settings that differ from the default, e.g. "yaniv_threshold=5, jokers=0"."""
+        default = PRESETS["default"]
+        changed = [f"{k}={v!r}" for k, v in self.to_dict().items() if getattr(default, k) != v]
+        return ", ".join(changed) or "default rules"
+
+
+def _fail(name: str, value: Any) -> None:
+    allowed = RULE_FIELDS[name].metadata["allowed"]
+    raise ValueError(f"Rules.{name}: got {value!r}; allowed: {allowed}")
+
+
+def _check_int(rules: Rules, name: str, minimum: int, maximum: int | None = None) -> None:
+    value = getattr(rules, name)
+    if type(value) is not int or value < minimum or (maximum is not None and value > maximum):
+        _fail(name, value)
+
+
+def _check_bool(rules: Rules, name: str) -> None:
+    if type(getattr(rules, name)) is not bool:
+        _fail(name, getattr(rules, name))
+
+
+def _check_choice(rules: Rules, name: str, choices: tuple[str, ...]) -> None:
+    if getattr(rules, name) not in choices:
+        _fail(name, getattr(rules, name))
+
+
+def _check_names(settings: Mapping[str, Any]) -> None:
+    unknown = sorted(set(settings) - set(RULE_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown rule setting(s) {', '.join(unknown)}; known: {', '.join(RULE_FIELDS)}")
+
+
+RULE_FIELDS: Final = {f.name: f for f in dataclasses.fields(Rules)}
+
+PRESETS: Final[dict[str, Rules]] = {
+    # The rules this project plays by default: the table in the rules-engine issue.
+    "default": Rules(),
+    # shared/seeds/000 (French how-to): Yaniv at 5 or less; +30 for a wrong call; exact 100 or 200
+    # halves; jokers wild in runs; a run gives up only its first or last card; elimination above 200.
+    # It is silent on sets beyond "the top card", and on ties; those keep the defaults.
+    "french": Rules(yaniv_threshold=5),
+    # shared/seeds/001 (German encyclopedia article): Yaniv at 7 or less; an equal total Assafs;
+    # +30, or +20 per Assafer when several Assaf; the halving variant at 50/100/150; the first game
+    # end it lists (passing the limit ends the game, lowest wins); a joker inside a run may be taken;
+    # "only one of the outer cards" of any multi-card discard.
+    "german": Rules(
+        assaf_penalty="per_assafer",
+        score_reset_at=(50, 100, 150),
+        game_end="first_over",
+        draw_from_run="ends_and_jokers",
+        draw_from_set="ends",
+    ),
+}
+
+
+def get_rules(rules: "str | Rules | Mapping[str, Any] | None" = None) -> Rules:
+    """A preset by name, a Rules object as is, a mapping of settings, or None for the default."""
+    if rules is None:
+        return PRESETS["default"]
+    if isinstance(rules, Rules):
+        return rules
+    if isinstance(rules, str):
+        if rules not in PRESETS:
+            raise ValueError(f"unknown rules preset {rules!r}; presets: {', '.join(PRESETS)}")
+        return PRESETS[rules]
+    if isinstance(rules, Mapping):
+        return Rules.from_dict(rules)
+    raise TypeError(f"rules must be a preset name, a Rules object or a mapping, not {type(rules).__name__}")
+
+
+def rules_table_markdown() -> str:
+    """The settings table of docs/rules.md, rendered from the field metadata."""
+    rows = [
+        "| setting | default | allowed | variants | source | meaning |",
+        "|---|---|---|---|---|---|",
+    ]
+    for f in dataclasses.fields(Rules):
+        m = f.metadata
+        rows.append(f"| `{f.name}` | `{f.default!r}` | {m['allowed']} | {m['variants']} | {m['source']} | {m['doc']} |")
+    return "\n".join(rows)
+
+
+def presets_table_markdown() -> str:
+    """One row per preset with the settings where it departs from the default."""
+    rows = ["| preset | differs from default in |", "|---|---|"]
+    rows += [f"| `{name}` | {rules.describe()} |" for name, rules in PRESETS.items()]
+    return "\n".join(rows)
