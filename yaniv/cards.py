@@ -39,9 +39,10 @@ SUIT: Final[tuple[int, ...]] = tuple(c // NUM_RANKS for c in range(NUM_STANDARD)
 POINTS: Final[tuple[int, ...]] = tuple(min(r + 1, 10) for r in RANK[:NUM_STANDARD]) + (0,) * MAX_JOKERS
 
 # Hands are kept sorted by (points, rank, suit): jokers first, then aces, ..., then the
-# ten-point cards in the order 10, J, Q, K. One integer key per card keeps the sort cheap.
+# ten-point cards in the order 10, J, Q, K. One integer key per card keeps the sort cheap; the card
+# id breaks the tie between the two jokers, so a hand's order never depends on how it was dealt.
 SORT_KEY: Final[tuple[int, ...]] = tuple(
-    (POINTS[c] * 16 + RANK[c]) * 8 + SUIT[c] for c in range(NUM_CARDS)
+    ((POINTS[c] * 16 + RANK[c]) * 8 + SUIT[c]) * NUM_CARDS + c for c in range(NUM_CARDS)
 )
 
 

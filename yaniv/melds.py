@@ -169,30 +169,39 @@ def legal_discards(hand: Sequence[int], rules: Rules) -> list[tuple[int, ...]]:
     if len(hand) < 2:
         return discards
     jokers: tuple[int, ...] = ()
-    rank_suits: dict[int, int] = {}  # rank -> bit mask of its suits in the hand
+    seen_ranks = 0
+    paired = False
     suit_ranks = [0, 0, 0, 0]  # suit -> bit mask of its ranks in the hand
     for c in hand:
         if c >= NUM_STANDARD:
             jokers += (c,)
             continue
-        r = RANK[c]
-        s = SUIT[c]
-        suit_ranks[s] |= 1 << r
-        rank_suits[r] = rank_suits.get(r, 0) | 1 << s
+        bit = _RANK_BIT[c]
+        paired = paired or bool(seen_ranks & bit)
+        seen_ranks |= bit
+        suit_ranks[SUIT[c]] |= bit
+    if len(jokers) == 2 and jokers[0] > jokers[1]:
+        jokers = jokers[::-1]
     wild = rules.jokers_in_sets
     set_jokers = jokers if wild else ()
-    if len(rank_suits) + len(jokers) < len(hand) or set_jokers:
+    if paired or set_jokers:
+        rank_suits: dict[int, int] = {}  # rank -> bit mask of its suits in the hand
+        for c in hand:
+            if c < NUM_STANDARD:
+                rank_suits[RANK[c]] = rank_suits.get(RANK[c], 0) | 1 << SUIT[c]
         for r, suits in rank_suits.items():
-            key = (r, suits, set_jokers)
-            found = _SET_MEMO.get(key)
-            if found is None:
-                found = _SET_MEMO[key] = _sets_of_rank(r, suits, set_jokers)
-            discards += found
+            if suits & (suits - 1) or set_jokers:  # two cards of the rank, or wild jokers
+                key = (r, suits, set_jokers)
+                found = _SET_MEMO.get(key)
+                if found is None:
+                    found = _SET_MEMO[key] = _sets_of_rank(r, suits, set_jokers)
+                discards += found
     if len(jokers) == 2:
         discards.append(jokers)
+    need = 3 - len(jokers)
     for s in range(4):
         ranks = suit_ranks[s]
-        if ranks:
+        if ranks and ranks.bit_count() >= need:
             key = (s, ranks, jokers, wild)
             found = _RUN_MEMO.get(key)
             if found is None:
@@ -201,6 +210,7 @@ def legal_discards(hand: Sequence[int], rules: Rules) -> list[tuple[int, ...]]:
     return discards
 
 
+_RANK_BIT: Final = tuple(1 << RANK[c] for c in range(NUM_STANDARD))
 _SET_MEMO: Final[dict[tuple, tuple[tuple[int, ...], ...]]] = {}
 _RUN_MEMO: Final[dict[tuple, tuple[tuple[int, ...], ...]]] = {}
 
