@@ -70,9 +70,7 @@ def classify(cards: Sequence[int], rules: Rules) -> tuple[str, tuple[int, ...]]:
             raise ValueError(f"jokers are not wild in sets under these rules: {_names(cards)}")
         raise ValueError(f"not a set (ranks differ) and not a run (suits differ): {_names(cards)}")
     order = run_order(naturals, jokers)
-    if order is None:
-        if len(ranks) != len(naturals):
-            raise ValueError(f"a run cannot hold two cards of one rank: {_names(cards)}")
+    if order is None:  # (two naturals of one suit and one rank would be the same card: no duplicates here)
         span = RANK[naturals[-1]] - RANK[naturals[0]] + 1
         raise ValueError(
             f"not a run: {_names(cards)} leaves {span - len(naturals)} gap(s) and has {len(jokers)} joker(s) "
