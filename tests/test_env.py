@@ -1,0 +1,296 @@
+"""The PettingZoo AEC environment and the Gymnasium view: API checkers, masks against the engine,
+observations that never see hidden cards, rewards, and a short MaskablePPO run."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from pettingzoo.test import api_test, seed_test
+
+import yaniv_env
+from yaniv import Game, Rules
+from yaniv.cards import hand_points, sort_hand
+from yaniv.game import OVER
+from yaniv_env import encoding
+from yaniv_env.encoding import DRAW_SOURCES, action_table, observation_layout
+
+# PettingZoo's api_test notes that dict observations are not arrays; they are the documented format.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Observation is not a NumPy array"),
+    pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be"),
+]
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 8])
+@pytest.mark.parametrize("episode", ["round", "game"])
+@pytest.mark.parametrize("rules", ["default", "german"])
+def test_pettingzoo_api_and_seed(players, episode, rules):
+    api_test(yaniv_env.env(num_players=players, episode=episode, rules=rules), num_cycles=200)
+    seed_test(lambda: yaniv_env.env(num_players=players, episode=episode, rules=rules), num_cycles=200)
+
+
+def test_gymnasium_and_sb3_checkers():
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    env = gymnasium.make(yaniv_env.GYM_ID, num_players=3)
+    check_env(env.unwrapped, skip_render_check=True)
+    sb3_check_env(yaniv_env.YanivGymEnv(num_players=3, rules="german"))
+
+
+def legal_actions_from_engine(env, game: Game) -> set[int]:
+    table = env.table
+    return {table.to_action(move, game) for move in game.legal_moves()}
+
+
+@pytest.mark.parametrize(
+    "players,rules",
+    [(2, "default"), (4, "german"), (3, Rules(slamdown=True, jokers_in_sets=True, draw_from_run="ends_and_jokers")),
+     (8, "default"), (5, Rules(hand_size=7, jokers=1))],
+    ids=["2-default", "4-german", "3-house", "8-default", "5-seven-cards"],
+)
+def test_mask_is_exactly_the_engines_legal_moves_and_every_unmasked_action_applies(players, rules):
+    env = yaniv_env.raw_env(num_players=players, rules=rules, episode="game", max_turns=1500)
+    rng = np.random.default_rng(players)
+    turns = 0
+    for episode in range(3):
+        env.reset(seed=episode)
+        while env.agents:
+            agent = env.agent_selection
+            if env.terminations[agent] or env.truncations[agent]:
+                env.step(None)
+                continue
+            obs = env.observe(agent)
+            mask = obs["action_mask"]
+            assert set(np.flatnonzero(mask)) == legal_actions_from_engine(env, env.game)
+            for other in env.agents:  # agents not on turn see an all-zero mask
+                if other != agent:
+                    assert not env.observe(other)["action_mask"].any()
+            assert obs["observation"].dtype == np.float32
+            assert 0.0 <= obs["observation"].min() and obs["observation"].max() <= 1.0
+            action = int(rng.choice(np.flatnonzero(mask)))
+            env.step(action)  # raw_env raises if an unmasked action were illegal
+            turns += 1
+    assert turns > 1000
+
+
+def test_illegal_actions_raise_in_the_raw_env_with_the_reason():
+    env = yaniv_env.raw_env(num_players=2)
+    env.reset(seed=3)
+    mask = env.observe(env.agent_selection)["action_mask"]
+    illegal = int(np.flatnonzero(mask == 0)[0])
+    with pytest.raises(ValueError, match=rf"illegal action {illegal} .*player_"):
+        env.step(illegal)
+    with pytest.raises(ValueError, match="out of range"):
+        env.step(env.table.size)
+    # the wrapped env ends the episode with -1 for the offender instead
+    wrapped = yaniv_env.env(num_players=2)
+    wrapped.reset(seed=3)
+    offender = wrapped.agent_selection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        wrapped.step(illegal)
+    assert all(wrapped.terminations.values()) and wrapped.rewards[offender] == -1
+
+
+def test_observation_ignores_hidden_cards():
+    """Swap the other players' unseen cards and the deck: the observation must not move."""
+    env = yaniv_env.raw_env(num_players=4, rules=Rules(slamdown=True))
+    rng = np.random.default_rng(0)
+    checked = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        while env.agents and not env.game.is_over:
+            agent = env.agent_selection
+            for observer in range(4):
+                before = env.observer.observe(env.game, observer)
+                mask_before = env.observer.action_mask(env.game, observer)
+                shuffled = env.game.sample_hidden(observer, rng)
+                if hidden_cards(shuffled, observer) == hidden_cards(env.game, observer):
+                    continue
+                assert np.array_equal(env.observer.observe(shuffled, observer), before)
+                assert np.array_equal(env.observer.action_mask(shuffled, observer), mask_before)
+                checked += 1
+            mask = env.observe(agent)["action_mask"]
+            env.step(int(rng.choice(np.flatnonzero(mask))))
+    assert checked > 200
+
+
+def hidden_cards(game: Game, observer: int) -> tuple:
+    return tuple(tuple(game.hands[q]) for q in range(game.num_players) if q != observer) + (tuple(game.deck),)
+
+
+def test_observation_reflects_what_the_player_saw():
+    """A card taken from the pile shows in the taker's known cards, seen from every other seat."""
+    env = yaniv_env.raw_env(num_players=3)
+    env.reset(seed=0)
+    game = env.game
+    taker = game.current
+    top = game.pile[-1].drawable[0]
+    move = next(m for m in game.legal_moves() if m.kind == "discard" and m.draw == top)
+    env.step(env.table.to_action(move, game))
+    for observer in range(3):
+        if observer == taker:
+            continue
+        obs = env.observer.observe(game, observer)
+        k = (taker - observer) % 3
+        opponents = env.observer.view("opponents", obs).reshape(7, -1)
+        assert opponents[k - 1, 6 + top] == 1.0
+        assert opponents[k - 1, 0] == 1.0 and opponents[2:, 0].sum() == 0  # absent seats are zeros
+
+
+def test_layout_table_in_the_docstring_matches_the_space():
+    """The segment table of yaniv_env.encoding is the layout the code builds."""
+    doc = encoding.__doc__
+    rows = re.findall(r"^(\w+)\s{2,}\S.*?\s{2,}(\d+)\s{2,}", doc, flags=re.M)
+    documented = [(name, int(size)) for name, size in rows if name in dict(observation_layout(5))]
+    assert documented == observation_layout(5)
+    total = sum(size for _, size in observation_layout(5))
+    env = yaniv_env.raw_env(num_players=2)
+    assert env.observation_space("player_0")["observation"].shape == (total,)
+    assert f"N = {total}" in yaniv_env.aec.__doc__
+    table = action_table(5)
+    assert table.size == 31 * DRAW_SOURCES + 3 == 189
+    assert "189 actions" in doc and f"{action_table(7).size} with seven" in doc
+
+
+def test_one_observation_size_for_every_player_count():
+    sizes = {yaniv_env.raw_env(num_players=n).observer.size for n in range(2, 9)}
+    assert len(sizes) == 1
+
+
+def test_round_rewards_are_minus_points_over_50_for_every_agent():
+    env = yaniv_env.raw_env(num_players=3, episode="round")
+    env.reset(seed=1)
+    # Force a showdown: give the player to move a Yaniv hand and the others known totals.
+    game = env.game
+    caller = game.current
+    hands = {caller: "AS 2S", (caller + 1) % 3: "KH QH", (caller + 2) % 3: "3C 4D"}
+    for seat, text in hands.items():
+        from yaniv.cards import parse_cards
+
+        for c in parse_cards(text):
+            for q in range(3):
+                if c in game.hands[q]:
+                    game.hands[q].remove(c)
+            if c in game.deck:
+                game.deck.remove(c)
+        game.deck.extend(game.hands[seat])
+        game.hands[seat] = sort_hand(parse_cards(text))
+    game.totals = [hand_points(h) for h in game.hands]
+    game._discards = None
+    env.step(env.table.yaniv)
+    assert game.phase == OVER
+    expected = {caller: 0.0, (caller + 1) % 3: -20 / 50, (caller + 2) % 3: -7 / 50}
+    for seat, value in expected.items():
+        assert env.rewards[f"player_{seat}"] == pytest.approx(value)
+        assert env._cumulative_rewards[f"player_{seat}"] == pytest.approx(value)
+    assert all(env.terminations.values())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_game_rewards_rank_the_players_by_elimination_order(seed):
+    game = Game(4, seed=seed)
+    rng = np.random.default_rng(seed)
+    while not game.is_over:
+        legal = game.legal_moves()
+        game.apply(legal[int(rng.integers(len(legal)))])
+    rewards = yaniv_env.rank_rewards(game)
+    out = {q: i for i, result in enumerate(game.results) for q in result.eliminated}
+    assert rewards[game.winners[0]] == 1.0 and game.winners[0] not in out
+    for p in out:
+        for q in out:
+            if out[p] < out[q]:
+                assert rewards[p] < rewards[q], "out earlier ranks lower"
+            elif out[p] == out[q] and game.scores[p] < game.scores[q]:
+                assert rewards[p] > rewards[q], "out together: the lower score ranks higher"
+    assert sum(rewards) == pytest.approx(0.0), "rank rewards are zero-sum, ties sharing"
+    # with four players, untied ranks give exactly 1, 1/3, -1/3, -1
+    if len(set(rewards)) == 4:
+        assert sorted(rewards) == pytest.approx([-1.0, -1 / 3, 1 / 3, 1.0])
+
+
+def test_rank_rewards_share_ties():
+    game = Game(3, rules=Rules(game_end="first_over", score_limit=10), seed=0)
+    game.scores[:] = [12, 5, 5]
+    game.winners = (1, 2)
+    assert yaniv_env.rank_rewards(game) == pytest.approx([-1.0, 0.5, 0.5])
+
+
+def test_gym_view_plays_opponents_and_gives_the_final_reward():
+    calls = []
+
+    def opponent(observation, mask):
+        calls.append(1)
+        return int(np.flatnonzero(mask)[0])
+
+    env = yaniv_env.YanivGymEnv(num_players=3, opponents=opponent, seat=1)
+    obs, info = env.reset(seed=0)
+    assert info["seat"] == 1 and env.aec.game.current == 1
+    total, steps, done = 0.0, 0, False
+    while not done:
+        mask = env.action_masks()
+        obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[-1]))
+        total += reward
+        steps += 1
+        done = terminated or truncated
+    assert calls, "opponents were asked to move"
+    result = env.aec.game.results[-1]
+    assert total == pytest.approx(-result.points[1] / 50)
+    with pytest.raises(RuntimeError):
+        env.step(0)
+
+
+def test_gym_view_penalizes_or_raises_on_illegal_actions():
+    env = yaniv_env.YanivGymEnv(num_players=2)
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, terminated, _, info = env.step(illegal)
+    assert reward == -1.0 and terminated and "illegal action" in info["illegal_action"]
+    strict = yaniv_env.YanivGymEnv(num_players=2, illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(ValueError, match="illegal action"):
+        strict.step(illegal)
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="num_players"):
+        yaniv_env.raw_env(num_players=9)
+    with pytest.raises(ValueError, match="episode"):
+        yaniv_env.raw_env(episode="match")
+    with pytest.raises(ValueError, match="preset"):
+        yaniv_env.raw_env(rules="klaberjass")
+    with pytest.raises(ValueError, match="seat"):
+        yaniv_env.YanivGymEnv(num_players=2, seat=2)
+    with pytest.raises(ValueError, match="opponents"):
+        yaniv_env.YanivGymEnv(num_players=4, opponents=[yaniv_env.RandomPolicy()])
+
+
+def test_render_modes():
+    env = yaniv_env.raw_env(num_players=2, render_mode="ansi")
+    env.reset(seed=0)
+    text = env.render()
+    assert "Pile top" in text and ("♠" in text or "♥" in text or "♦" in text or "♣" in text)
+
+
+def test_maskable_ppo_trains_briefly_without_illegal_actions():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    env = yaniv_env.YanivGymEnv(num_players=2)
+    model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=128, n_epochs=2, seed=0, verbose=0)
+    model.learn(total_timesteps=2048)
+    illegal = 0
+    obs, _ = env.reset(seed=1)
+    for _ in range(500):
+        action, _ = model.predict(obs, action_masks=env.action_masks())
+        obs, _, terminated, truncated, info = env.step(int(action))
+        illegal += "illegal_action" in info
+        if terminated or truncated:
+            obs, _ = env.reset()
+    assert illegal == 0

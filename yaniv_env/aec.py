@@ -1,0 +1,225 @@
+"""Yaniv as a PettingZoo AEC environment.
+
+=====================  ==========================================================================
+Import                 ``import yaniv_env; env = yaniv_env.env(num_players=4)``
+Agents                 ``player_0`` .. ``player_{n-1}``, 2 to 8; the seat order is the turn order
+Actions                ``Discrete``: every (discard, draw) pair plus Yaniv and the two slamdown
+                       choices; 189 ids with 5-card hands (see ``yaniv_env.encoding``)
+Observations           ``{"observation": Box(0, 1, (N,), float32), "action_mask": Box(0, 1, (A,), int8)}``;
+                       N = 844 with 5-card hands; the mask is all zeros for agents not on turn
+Episode                ``"round"`` (one round, from the given scores) or ``"game"`` (rounds until
+                       the game ends)
+Rewards                at the end of the episode only (0 before), see below
+=====================  ==========================================================================
+
+Arguments
+---------
+``num_players`` (2-8), ``rules`` (a preset name, a ``yaniv.Rules`` or a mapping of settings),
+``episode`` ("round" or "game"), ``max_turns`` (truncate the episode after this many turns; None
+for no cap), ``render_mode`` ("human" prints, "ansi" returns the text).
+
+Rewards
+-------
+* ``episode="round"``: each agent gets ``-points / 50``, where ``points`` is what it takes in
+  the round (0 for the winner; the hand total for the others; the Assaf penalty for a caller
+  who is undercut). Within about [-1, 0]; a seven-card hand of tens gives -1.4.
+* ``episode="game"``: agents are ranked (last standing, or lowest score with ``first_over``;
+  among the eliminated, the later out ranks higher, then the lower score). Rank r of n (0 best)
+  gets ``1 - 2 r / (n - 1)``: the winner +1, the last -1, linear between; tied agents share the
+  mean of their ranks' rewards.
+* A round cut by the rules' ``max_turns`` ends with no winner and no points: in a round episode
+  every agent is truncated with reward 0. The env's own ``max_turns`` truncates any episode,
+  reward 0.
+
+Every agent receives its final reward at the step that ends the episode, whoever moved.
+
+Illegal actions raise ``ValueError`` in ``raw_env`` naming the action and the reason; ``env()``
+adds PettingZoo's usual wrappers (illegal action: -1 and the episode ends; bounds; call order).
+
+Version history
+---------------
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from yaniv.game import Game
+from yaniv.render import describe_event, render_game
+from yaniv.rules import Rules, get_rules
+from yaniv_env.encoding import Observer
+
+EPISODES = ("round", "game")
+ROUND_REWARD_SCALE = 50.0
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC environment with PettingZoo's usual wrappers."""
+    aec = raw_env(**kwargs)
+    aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
+    aec = wrappers.AssertOutOfBoundsWrapper(aec)
+    aec = wrappers.OrderEnforcingWrapper(aec)
+    return aec
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
+    metadata = {"render_modes": ["human", "ansi"], "name": "yaniv_v0", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        rules: str | Rules | dict | None = "default",
+        episode: str = "round",
+        max_turns: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.rules = get_rules(rules)
+        if type(num_players) is not int or not 2 <= num_players <= 8:
+            raise ValueError(f"num_players must be an integer from 2 to 8, got {num_players!r}")
+        Game(num_players, self.rules, seed=0)  # checks that the deck can deal this table
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
+            raise ValueError(f"max_turns must be None or an integer >= 1, got {max_turns!r}")
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
+        self.num_players = num_players
+        self.episode = episode
+        self.max_turns = max_turns
+        self.render_mode = render_mode
+        self.observer = Observer(self.rules, num_players)
+        self.table = self.observer.table
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, (self.observer.size,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (self.table.size,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self.table.size) for a in self.possible_agents}
+        self._seeds = np.random.default_rng()
+        self.game: Game | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """New episode. ``options`` may set "scores" (list of ints) and "starter" (a seat)."""
+        if seed is not None:
+            self._seeds = np.random.default_rng(seed)
+        options = options or {}
+        self.game = Game(
+            self.num_players,
+            self.rules,
+            seed=int(self._seeds.integers(2**63)),
+            single_round=self.episode == "round",
+            scores=options.get("scores"),
+            starter=options.get("starter", 0),
+        )
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self.turns = 0
+        self.agent_selection = self.possible_agents[self.game.current]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        return {
+            "observation": self.observer.observe(self.game, seat),
+            "action_mask": self.observer.action_mask(self.game, seat),
+        }
+
+    def action_mask(self, agent: str) -> np.ndarray:
+        return self.observer.action_mask(self.game, self.agent_name_mapping[agent])
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            return self._was_dead_step(action)
+        game = self.game
+        try:
+            move = self.table.to_move(int(action), game)
+            game.apply(move)
+        except ValueError as error:
+            raise ValueError(
+                f"illegal action {action} ({self.table.describe(int(action))}) for {agent}: {error}"
+            ) from None
+        self._cumulative_rewards[agent] = 0.0
+        self.turns += 1
+        for a in self.agents:
+            self.rewards[a] = 0.0
+        if game.is_over:
+            self._end_episode()
+        elif self.max_turns is not None and self.turns >= self.max_turns:
+            self.truncations = {a: True for a in self.agents}
+        self.agent_selection = self.possible_agents[game.current]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_episode(self) -> None:
+        game = self.game
+        result = game.results[-1]
+        if self.episode == "round":
+            if result.caller is None:  # the rules' turn cap cut the round: no winner
+                self.truncations = {a: True for a in self.agents}
+                return
+            for a, seat in self.agent_name_mapping.items():
+                self.rewards[a] = -result.points[seat] / ROUND_REWARD_SCALE
+        else:
+            for a, value in zip(self.possible_agents, rank_rewards(game)):
+                self.rewards[a] = value
+        self.terminations = {a: True for a in self.agents}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        text = render_game(self.game)
+        if self.game.events:
+            text = describe_event(self.game.events[-1]) + "\n" + text
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def rank_rewards(game: Game) -> list[float]:
+    """Game rewards by final rank: 1 - 2 r / (n - 1), ties sharing the mean."""
+    n = game.num_players
+    out_round = {q: len(game.results) + 1 for q in range(n)}  # still in: best
+    for number, result in enumerate(game.results):
+        for q in result.eliminated:
+            out_round[q] = number
+    winners = set(game.winners)
+    keys = [(q not in winners, -out_round[q], game.scores[q]) for q in range(n)]
+    order = sorted(range(n), key=keys.__getitem__)
+    values = [1 - 2 * r / (n - 1) for r in range(n)]
+    rewards = [0.0] * n
+    r = 0
+    while r < n:
+        tied = [q for q in order[r:] if keys[q] == keys[order[r]]]
+        share = sum(values[r : r + len(tied)]) / len(tied)
+        for q in tied:
+            rewards[q] = share
+        r += len(tied)
+    return rewards

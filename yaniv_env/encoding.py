@@ -1,0 +1,378 @@
+"""Action ids and observation vectors: the bridge between the engine and a policy network.
+
+Actions
+=======
+One ``Discrete`` space covers every decision. The hand is kept sorted (points, rank, suit), so
+its cards sit in *slots* 0..H-1 (H = ``rules.hand_size``); a discard is a non-empty subset of
+slots, written as a bit mask ``m`` (bit i = slot i). The draw source is an index ``d`` into
+``DRAW_SOURCES``: 0 is the deck, 1..5 the previous group's *drawable* cards in pile order.
+
+==========================  =====================================  =========================
+ids                         meaning                                 count (H = 5)
+==========================  =====================================  =========================
+``(m - 1) * 6 + d``         discard slot subset ``m``, draw ``d``  (2^H - 1) * 6 = 186
+``(2^H - 1) * 6``           call Yaniv                              1
+``(2^H - 1) * 6 + 1``       slamdown: throw the card just drawn     1
+``(2^H - 1) * 6 + 2``       slamdown: keep it                       1
+==========================  =====================================  =========================
+
+So 189 actions with 5-card hands (129 + 3 = 765 with seven). Why the draw is an index into the
+drawable cards rather than a position in the group: a group holds up to eight cards (a seven-card
+run plus a slamdown), but at most five of them can ever be drawn (a set of four plus a slamdown,
+or a run's two ends and two inner jokers), so six draw sources cover every rule set with no
+action that can never be legal. The two slamdown ids are always present (masked off when the rule
+is off), so one table serves every rule set with the same hand size, and every player count.
+
+Observations
+============
+A flat ``float32`` vector, every entry in [0, 1], in the segments below (seat-relative: opponent
+1 is the next player to act after the observer, and so on; absent seats are zeros, so one policy
+plays 2 to 8 players). H = hand size, S = 2^H - 1 slot subsets, D = 6 draw sources. The sizes in
+the last column are for H = 5; ``observation_layout(H)`` gives them for any hand size, and a test
+checks this table against it.
+
+===============  =========================  ======  ==============================================
+segment          size                       H = 5   content
+===============  =========================  ======  ==============================================
+hand             54                         54      own cards, multi-hot over card ids
+slots            H * 22                     110     per hand slot: present, points/10, rank one-hot
+                                                    (13 + joker), suit one-hot (4 + joker), is the
+                                                    card awaiting a slamdown decision
+discards         S * 3                      93      per slot subset: is a legal discard, points it
+                                                    sheds/70, points left after it/70
+draws            D * 5                      30      per draw source: may be drawn now, points/10
+                                                    (deck: mean points of the unseen cards), pairs
+                                                    with a card in hand, within two ranks of a
+                                                    same-suit card in hand (run material), joker
+top              54                         54      cards of the group on top of the pile
+dead             54                         54      every other card on the pile
+opponents        7 * 60                     420     per opponent seat: present, in the game, to
+                                                    move, hand size/7, score/limit, known points/70,
+                                                    then the 54 cards it was seen taking from the
+                                                    pile and still holds
+self             8                          8       score/limit, hand total/70, may call Yaniv, to
+                                                    move, hand size/7, deck size/54, slamdown
+                                                    pending, turn/100 (capped at 1)
+settings         21                         21      threshold/10, Assaf on equal, penalty/50, per-
+                                                    Assafer, flat, halve, subtract, limit/300,
+                                                    first-over end, jokers/2, jokers in sets,
+                                                    jokers drawable from runs, set ends only,
+                                                    slamdown, players one-hot (2..8)
+===============  =========================  ======  ==============================================
+
+The observation is built from the observer's hand and public information only (the pile, who
+took what from it, hand sizes, scores); the tests change other players' hidden cards and the
+deck and check that it stays the same.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Final
+
+import numpy as np
+
+from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, POINTS, RANK, SUIT, deck_cards
+from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE, YANIV, Game, Move
+from yaniv.melds import legal_discards
+from yaniv.rules import MAX_HAND, Rules
+
+MAX_SEATS: Final = 8
+MAX_DRAWABLE: Final = 5
+DRAW_SOURCES: Final = 1 + MAX_DRAWABLE  # the deck, then up to five drawable pile cards
+SLOT_FEATURES: Final = 22
+DISCARD_FEATURES: Final = 3
+DRAW_FEATURES: Final = 5
+OPPONENT_FEATURES: Final = 6 + NUM_CARDS
+SELF_FEATURES: Final = 8
+SETTINGS_FEATURES: Final = 14 + (MAX_SEATS - 1)
+POINT_SCALE: Final = 70.0  # the most points a hand can hold (seven ten-point cards)
+
+
+def observation_layout(hand_size: int) -> list[tuple[str, int]]:
+    """The observation's segments, in order, as (name, size)."""
+    subsets = 2**hand_size - 1
+    return [
+        ("hand", NUM_CARDS),
+        ("slots", hand_size * SLOT_FEATURES),
+        ("discards", subsets * DISCARD_FEATURES),
+        ("draws", DRAW_SOURCES * DRAW_FEATURES),
+        ("top", NUM_CARDS),
+        ("dead", NUM_CARDS),
+        ("opponents", (MAX_SEATS - 1) * OPPONENT_FEATURES),
+        ("self", SELF_FEATURES),
+        ("settings", SETTINGS_FEATURES),
+    ]
+
+
+def _card_features() -> np.ndarray:
+    rows = np.zeros((NUM_CARDS, SLOT_FEATURES), dtype=np.float32)
+    for c in range(NUM_CARDS):
+        rows[c, 0] = 1.0
+        rows[c, 1] = POINTS[c] / 10
+        rows[c, 2 + RANK[c]] = 1.0  # 13 ranks + the joker rank
+        rows[c, 2 + NUM_RANKS + 1 + SUIT[c]] = 1.0  # 4 suits + the joker suit
+    return rows  # the last column (pending slamdown) is set per observation
+
+
+CARD_FEATURES: Final = _card_features()
+SLOT_NONZERO: Final = tuple(tuple(int(j) for j in np.flatnonzero(row)) for row in CARD_FEATURES)
+SLOT_VALUES: Final = tuple(tuple(float(row[j]) for j in cols) for row, cols in zip(CARD_FEATURES, SLOT_NONZERO))
+
+
+class ActionTable:
+    """The action ids for one hand size. Built once per hand size: use ``action_table(H)``."""
+
+    def __init__(self, hand_size: int) -> None:
+        if not isinstance(hand_size, int) or not 1 <= hand_size <= MAX_HAND:
+            raise ValueError(f"hand_size must be 1..{MAX_HAND}, got {hand_size!r}")
+        self.hand_size = hand_size
+        self.num_subsets = 2**hand_size - 1
+        self.num_discard_actions = self.num_subsets * DRAW_SOURCES
+        self.yaniv = self.num_discard_actions
+        self.slamdown = self.yaniv + 1
+        self.keep = self.yaniv + 2
+        self.size = self.yaniv + 3
+        # slots of each subset mask (index m - 1)
+        self.subset_slots: tuple[tuple[int, ...], ...] = tuple(
+            tuple(i for i in range(hand_size) if m >> i & 1) for m in range(1, self.num_subsets + 1)
+        )
+
+    def describe(self, action: int) -> str:
+        """A readable name for an action id: "discard slots (0, 2), draw source 1"."""
+        if not 0 <= action < self.size:
+            return f"action {action} (out of range 0..{self.size - 1})"
+        if action == self.yaniv:
+            return "call Yaniv"
+        if action == self.slamdown:
+            return "slamdown"
+        if action == self.keep:
+            return "keep (no slamdown)"
+        subset, source = divmod(action, DRAW_SOURCES)
+        draw = "the deck" if source == 0 else f"pile card {source}"
+        return f"discard slots {self.subset_slots[subset]}, draw from {draw}"
+
+    def to_move(self, action: int, game: Game) -> Move:
+        """The engine move for an action id, in the current position; ValueError if it names nothing."""
+        if not 0 <= action < self.size:
+            raise ValueError(f"action {action} is out of range 0..{self.size - 1}")
+        if action == self.yaniv:
+            return YANIV
+        if action == self.slamdown:
+            return SLAMDOWN
+        if action == self.keep:
+            return KEEP
+        subset, source = divmod(action, DRAW_SOURCES)
+        hand = game.hands[game.current]
+        slots = self.subset_slots[subset]
+        if slots[-1] >= len(hand):
+            raise ValueError(
+                f"action {action} ({self.describe(action)}) names slot {slots[-1]}, "
+                f"but the hand holds {len(hand)} cards"
+            )
+        drawable = game.pile[-1].drawable
+        if source == 0:
+            draw = DECK
+        elif source <= len(drawable):
+            draw = drawable[source - 1]
+        else:
+            raise ValueError(
+                f"action {action} ({self.describe(action)}) names pile card {source}, "
+                f"but only {len(drawable)} may be drawn"
+            )
+        return Move(DISCARD, tuple(hand[i] for i in slots), draw)
+
+    def to_action(self, move: Move, game: Game) -> int:
+        """The action id of a legal engine move in the current position."""
+        if move.kind == "yaniv":
+            return self.yaniv
+        if move.kind == "slamdown":
+            return self.slamdown
+        if move.kind == "keep":
+            return self.keep
+        hand = game.hands[game.current]
+        mask = sum(1 << hand.index(c) for c in move.cards)
+        source = 0 if move.draw == DECK else 1 + game.pile[-1].drawable.index(move.draw)
+        return (mask - 1) * DRAW_SOURCES + source
+
+
+@lru_cache(maxsize=None)
+def action_table(hand_size: int) -> ActionTable:
+    return ActionTable(hand_size)
+
+
+class Observer:
+    """Builds (observation, action mask) for one rule set and player count."""
+
+    def __init__(self, rules: Rules, num_players: int) -> None:
+        self.rules = rules
+        self.num_players = num_players
+        self.table = action_table(rules.hand_size)
+        self.layout = observation_layout(rules.hand_size)
+        self.offsets: dict[str, int] = {}
+        offset = 0
+        for name, size in self.layout:
+            self.offsets[name] = offset
+            offset += size
+        self.size = offset
+        self.settings = self._settings_vector(rules, num_players)
+        # Absolute indices of a card's non-zero slot features, per slot: built once.
+        self._slot_index = [
+            [tuple(self.offsets["slots"] + i * SLOT_FEATURES + j for j in SLOT_NONZERO[c]) for c in range(NUM_CARDS)]
+            for i in range(rules.hand_size)
+        ]
+        self.full_deck_points = sum(POINTS[c] for c in deck_cards(rules.jokers))
+        self._subsets_key: tuple = ()
+        self._subsets: list[tuple[int, int]] = []
+        self.full_deck_size = len(deck_cards(rules.jokers))
+
+    def view(self, name: str, obs: np.ndarray) -> np.ndarray:
+        """The named segment of an observation (a view, not a copy)."""
+        size = dict(self.layout)[name]
+        return obs[self.offsets[name] : self.offsets[name] + size]
+
+    @staticmethod
+    def _settings_vector(rules: Rules, num_players: int) -> np.ndarray:
+        v = np.zeros(SETTINGS_FEATURES, dtype=np.float32)
+        v[:14] = [
+            min(rules.yaniv_threshold / 10, 1.0),
+            rules.assaf_on_equal,
+            min(rules.assaf_penalty_points / 50, 1.0),
+            rules.assaf_penalty == "per_assafer",
+            rules.assaf_penalty == "flat",
+            rules.score_reset == "halve",
+            rules.score_reset == "subtract",
+            min(rules.score_limit / 300, 1.0),
+            rules.game_end == "first_over",
+            rules.jokers / 2,
+            rules.jokers_in_sets,
+            rules.draw_from_run == "ends_and_jokers",
+            rules.draw_from_set == "ends",
+            rules.slamdown,
+        ]
+        v[14 + num_players - 2] = 1.0
+        return v
+
+    def discard_subsets(self, game: Game, player: int) -> list[tuple[int, int]]:
+        """(slot subset mask, points shed) of each legal discard of ``player``'s hand.
+
+        The mask and the observation both need it; it is computed once per turn and player.
+        """
+        key = (id(game), game.round_number, game.turn, game.phase, player)
+        if key != self._subsets_key:
+            hand = game.hands[player]
+            slot = {c: 1 << i for i, c in enumerate(hand)}
+            on_turn = player == game.current and game.phase == PLAY
+            discards = game.legal_discards() if on_turn else legal_discards(hand, self.rules)
+            self._subsets = [(sum(map(slot.__getitem__, d)), sum(map(POINTS.__getitem__, d))) for d in discards]
+            self._subsets_key = key
+        return self._subsets
+
+    def action_mask(self, game: Game, player: int) -> np.ndarray:
+        mask = np.zeros(self.table.size, dtype=np.int8)
+        if game.phase == OVER or player != game.current:
+            return mask
+        if game.phase == SLAMDOWN_PHASE:
+            mask[self.table.slamdown] = mask[self.table.keep] = 1
+            return mask
+        sources = ([0] if game.deck else []) + list(range(1, len(game.pile[-1].drawable) + 1))
+        mask[[(m - 1) * DRAW_SOURCES + s for m, _ in self.discard_subsets(game, player) for s in sources]] = 1
+        if game.can_call_yaniv():
+            mask[self.table.yaniv] = 1
+        return mask
+
+    def observe(self, game: Game, player: int) -> np.ndarray:
+        """The observation of ``player``: its hand and public information only.
+
+        The non-zero entries are gathered as (index, value) lists and written with one numpy
+        call: per-element numpy writes would cost more than the whole engine turn.
+        """
+        rules = self.rules
+        off = self.offsets
+        hand = game.hands[player]
+        n_hand = len(hand)
+        total = game.totals[player]
+        phase = game.phase
+        to_move = player == game.current and phase != OVER
+        may_draw = to_move and phase != SLAMDOWN_PHASE
+
+        idx: list[int] = list(hand)  # the "hand" segment starts at 0
+        val: list[float] = [1.0] * n_hand
+        slot_index = self._slot_index
+        for i, c in enumerate(hand):
+            idx += slot_index[i][c]
+            val += SLOT_VALUES[c]
+        if to_move and phase == SLAMDOWN_PHASE:
+            idx.append(off["slots"] + hand.index(game.pending) * SLOT_FEATURES + SLOT_FEATURES - 1)
+            val.append(1.0)
+
+        # What each slot subset would do, if it is a legal discard.
+        base = off["discards"]
+        for subset, shed in self.discard_subsets(game, player):
+            at = base + (subset - 1) * DISCARD_FEATURES
+            idx += (at, at + 1, at + 2)
+            val += (1.0, shed / POINT_SCALE, (total - shed) / POINT_SCALE)
+
+        # Draw sources: the deck, then the top group's drawable cards.
+        top = game.pile[-1]
+        pile = [c for group in game.pile for c in group.cards]
+        known_elsewhere = [c for q, cards in enumerate(game.known) if q != player for c in cards]
+        unseen = self.full_deck_size - n_hand - len(pile) - len(known_elsewhere)
+        unseen_points = self.full_deck_points - total - sum(map(POINTS.__getitem__, pile))
+        unseen_points -= sum(map(POINTS.__getitem__, known_elsewhere))
+        d = off["draws"]
+        idx += (d, d + 1)
+        val += (float(may_draw and bool(game.deck)), unseen_points / unseen / 10 if unseen > 0 else 0.0)
+        hand_ranks = {RANK[c] for c in hand if c < NUM_STANDARD}
+        for i, c in enumerate(top.drawable[:MAX_DRAWABLE], start=1):
+            at = d + i * DRAW_FEATURES
+            if c >= NUM_STANDARD:
+                idx += (at, at + 1, at + 4)
+                val += (float(may_draw), 0.0, 1.0)
+            else:
+                run_material = any(SUIT[h] == SUIT[c] and 0 < abs(RANK[h] - RANK[c]) <= 2 for h in hand)
+                idx += (at, at + 1, at + 2, at + 3)
+                val += (float(may_draw), POINTS[c] / 10, float(RANK[c] in hand_ranks), float(run_material))
+        top_off = off["top"]
+        idx += [top_off + c for c in top.cards]
+        dead_off = off["dead"]
+        dead = [dead_off + c for c in pile[: len(pile) - len(top.cards)]]
+        idx += dead
+        val += [1.0] * (len(top.cards) + len(dead))
+
+        # Opponents in turn order after the observer; absent seats stay zero.
+        n = self.num_players
+        limit = rules.score_limit
+        for k in range(1, n):
+            q = (player + k) % n
+            at = off["opponents"] + (k - 1) * OPPONENT_FEATURES
+            known = game.known[q]
+            idx += (at, at + 1, at + 2, at + 3, at + 4, at + 5)
+            val += (
+                1.0,
+                float(game.alive[q]),
+                float(q == game.current and phase != OVER),
+                len(game.hands[q]) / MAX_HAND,
+                min(game.scores[q] / limit, 1.0),
+                sum(map(POINTS.__getitem__, known)) / POINT_SCALE,
+            )
+            if known:
+                idx += [at + 6 + c for c in known]
+                val += [1.0] * len(known)
+
+        at = off["self"]
+        idx += range(at, at + SELF_FEATURES)
+        val += (
+            min(game.scores[player] / limit, 1.0),
+            total / POINT_SCALE,
+            float(to_move and phase == "play" and total <= rules.yaniv_threshold),
+            float(to_move),
+            n_hand / MAX_HAND,
+            len(game.deck) / NUM_CARDS,
+            float(to_move and phase == SLAMDOWN_PHASE),
+            min(game.turn / 100, 1.0),
+        )
+        obs = np.zeros(self.size, dtype=np.float32)
+        obs[idx] = val
+        obs[off["settings"] :] = self.settings
+        return obs
