@@ -530,56 +530,114 @@ class Game:
     def sample_hidden(self, player: int, rng: np.random.Generator) -> "Game":
         """A copy in which every card ``player`` cannot see is dealt anew, consistently with what it knows.
 
-        Hidden cards are the deck and the opponents' cards not seen taken from the pile. A hidden
-        card was dealt or drawn from the deck of some *epoch* (the deal, or a later reshuffle), and
-        each epoch's deck is public: its latest epoch is the last one whose deck held it. So each
-        opponent keeps as many hidden cards of each epoch as it has now, the deck keeps the current
-        epoch's, and within an epoch the cards are shuffled uniformly. A pending slamdown card of
-        another player is drawn among the hidden cards that could be slammed. The copy gets a
-        fresh generator from ``rng``, so the real game's future shuffles do not leak into it.
+        ``Game.from_view(self.view(player), rng)`` with the game-level record (results, starter)
+        carried over: the sample is built from the player's view alone.
         """
-        g = self.copy()
-        g.rng = np.random.default_rng(rng.integers(2**63))
-        g._discards = None
-        current_epoch = len(self.pools) - 1
+        g = Game.from_view(self.view(player), rng, single_round=self.single_round)
+        g.results = self.results.copy()
+        g.starter = self.starter
+        g.winners = self.winners
+        return g
+
+    @classmethod
+    def from_view(cls, view: PlayerView, rng: np.random.Generator, *, single_round: bool = True) -> "Game":
+        """A full game state consistent with everything ``view`` shows, the hidden cards sampled.
+
+        Hidden cards are the deck and the opponents' cards not seen taken from the pile. Each was
+        dealt or drawn from the deck of some *epoch* (the deal, or a later reshuffle), and each
+        epoch's deck is public. Replaying the round's public events gives how many hidden cards of
+        each epoch every opponent holds; the unseen cards of each epoch (a card's epoch is the last
+        deck that held it) are then shuffled uniformly into those places and into the deck. A
+        pending slamdown card of another player is drawn among the unseen cards that could be
+        slammed. The state gets a fresh generator from ``rng``, so no real future leaks into it.
+        This is what search bots plan on: it needs nothing but the player's view.
+        """
+        rules = view.rules
+        n = view.num_players
+        me = view.player
+        full = deck_cards(rules.jokers)
+        pools = [frozenset(full)]
+        known: list[set[int]] = [set() for _ in range(n)]
+        hidden = [defaultdict(int) for _ in range(n)]  # seat -> epoch -> hidden cards held
 
         def epoch_of(card: int) -> int:
-            return next(e for e in range(current_epoch, -1, -1) if card in self.pools[e])
+            return next(e for e in range(len(pools) - 1, -1, -1) if card in pools[e])
 
-        # Slots to fill, per epoch: (seat, None) for a hand slot, ("deck", i) for a deck position.
-        slots: dict[int, list[int]] = defaultdict(list)
-        pool: dict[int, list[int]] = defaultdict(list)
-        for q in range(self.num_players):
-            if q == player:
+        for q in range(n):
+            if view.alive[q]:
+                hidden[q][0] = rules.hand_size
+        for event in view.events:
+            p = event.player
+            if event.kind == RESHUFFLE:
+                pools.append(frozenset(event.cards))
                 continue
-            hidden = [c for c in self.hands[q] if c not in self.known[q]]
-            g.hands[q] = [c for c in self.hands[q] if c in self.known[q]]
-            for c in hidden:
-                e = epoch_of(c)
-                slots[e].append(q)
-                pool[e].append(c)
-        pool[current_epoch].extend(self.deck)
-        slots[current_epoch].extend([DECK] * len(self.deck))
-        if self.phase == SLAMDOWN_PHASE and self.current != player:
-            # The pending card is one of the current epoch's hidden cards that fits the top group.
-            candidates = sorted(c for c in pool[current_epoch] if slamdown_extends(self.pile[-1], c))
-            pending = candidates[int(rng.integers(len(candidates)))]
-            pool[current_epoch].remove(pending)
-            slots[current_epoch].remove(self.current)
-            g.hands[self.current].append(pending)
-            g.pending = pending
-        g.deck = []
-        for e in sorted(pool):
-            cards = sorted(pool[e])
-            for seat, i in zip(slots[e], rng.permutation(len(cards))):
-                if seat == DECK:
-                    g.deck.append(cards[i])
+            for c in event.cards:  # a discard or a slamdown reveals cards
+                if c in known[p]:
+                    known[p].discard(c)
                 else:
-                    g.hands[seat].append(cards[i])
-        for q in range(self.num_players):
-            if q != player:
-                g.hands[q] = sort_hand(g.hands[q])
+                    hidden[p][epoch_of(c)] -= 1
+            if event.kind == DISCARD:
+                if event.drew == DECK:
+                    hidden[p][len(pools) - 1] += 1
+                else:
+                    known[p].add(event.drew)
+        if [frozenset(k) for k in known] != list(view.known):
+            raise ValueError("the view's known cards do not follow from its events")
+
+        seen = set(view.hand) | set(view.pile) | {c for q in range(n) if q != me for c in known[q]}
+        unseen: dict[int, list[int]] = defaultdict(list)
+        for c in full:
+            if c not in seen:
+                unseen[epoch_of(c)].append(c)
+        current_epoch = len(pools) - 1
+        hands = [sorted(known[q]) if q != me else list(view.hand) for q in range(n)]
+        pending = view.pending
+        if view.phase == SLAMDOWN_PHASE and view.current != me:
+            # The pending card is one of this epoch's unseen cards that fits the top group.
+            candidates = [c for c in unseen[current_epoch] if slamdown_extends(view.top, c)]
+            pending = candidates[int(rng.integers(len(candidates)))]
+            unseen[current_epoch].remove(pending)
+            hidden[view.current][current_epoch] -= 1
+            hands[view.current].append(pending)
+        deck: list[int] = []
+        for e in sorted(unseen):
+            cards = unseen[e]
+            places = [q for q in range(n) if q != me for _ in range(hidden[q][e])]
+            if e == current_epoch:
+                places += [DECK] * view.deck_size
+            if len(places) != len(cards):
+                raise ValueError(f"the view is inconsistent: {len(cards)} unseen cards of epoch {e} for {len(places)} places")
+            for place, i in zip(places, rng.permutation(len(cards))):
+                if place == DECK:
+                    deck.append(cards[i])
+                else:
+                    hands[place].append(cards[i])
+
+        g = Game.__new__(Game)
+        g.rules = rules
+        g.num_players = n
+        g.single_round = single_round
+        g.rng = np.random.default_rng(rng.integers(2**63))
+        g.hands = [sort_hand(h) for h in hands]
         g.totals = [hand_points(h) for h in g.hands]
+        g.deck = deck
+        dead = view.pile[: len(view.pile) - len(view.top.cards)]
+        # The dead cards lie as one lump under the top group: only which cards they are matters.
+        g.pile = ([Group(dead, SINGLE, -1, ())] if dead else []) + [view.top]
+        g.known = known
+        g.scores = list(view.scores)
+        g.alive = list(view.alive)
+        g.current = view.current
+        g.phase = view.phase
+        g.pending = pending
+        g.starter = view.current
+        g.turn = view.turn
+        g.round_number = view.round_number
+        g.events = list(view.events)
+        g.pools = pools
+        g.results = []
+        g.winners = ()
+        g._discards = None
         return g
 
     def __repr__(self) -> str:
