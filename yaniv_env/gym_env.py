@@ -6,9 +6,10 @@
   ``yaniv_env.encoding``); its action mask is ``env.action_masks()`` (sb3-contrib's protocol, so
   masking works inside vector environments) and ``info["action_mask"]``.
 * Action: ``Discrete`` over the action table of ``yaniv_env.encoding``.
-* Opponents: one per other seat, or one for all; each is a callable ``(observation, action_mask)
-  -> action`` or an object with ``act(observation, action_mask)``. The default plays uniformly at
-  random among legal actions (seeded by ``reset``).
+* Opponents: one per other seat, or one for all; each is an agent (an object with
+  ``act(view) -> move`` on its seat's ``yaniv.PlayerView``, the protocol of ``agents``) or a
+  callable ``(observation, action_mask) -> action``. The default plays uniformly at random among
+  the legal moves (seeded by ``reset``).
 * Seat: random each episode (from the reset seed) unless ``seat`` fixes it.
 * ``step()`` plays the learner's action, then the opponents until it is the learner's turn again
   or the episode ends. The reward is the sum of what the learner received since its last action
@@ -28,6 +29,7 @@ from typing import Any, Callable, Sequence, Union
 import gymnasium as gym
 import numpy as np
 
+from yaniv.game import Move, PlayerView
 from yaniv.rules import Rules
 from yaniv_env.aec import raw_env
 
@@ -35,22 +37,24 @@ Policy = Union[Callable[[np.ndarray, np.ndarray], int], Any]
 
 
 class RandomPolicy:
-    """Uniform over the legal actions, from its own seeded generator."""
+    """Uniform over the legal moves, from its own seeded generator (an agent of the ``agents`` protocol)."""
+
+    name = "random"
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = np.flatnonzero(action_mask)
-        return int(legal[self.rng.integers(len(legal))])
+    def reset(self, seed: int | None = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, view: PlayerView) -> Move:
+        return view.legal_moves[int(self.rng.integers(len(view.legal_moves)))]
 
 
-def _as_act(policy: Policy) -> Callable[[np.ndarray, np.ndarray], int]:
-    if hasattr(policy, "act"):
-        return policy.act
-    if callable(policy):
-        return policy
-    raise TypeError(f"an opponent must be callable or have act(observation, action_mask), got {policy!r}")
+def _check_policy(policy: Policy) -> Policy:
+    if not (hasattr(policy, "act") or callable(policy)):
+        raise TypeError(f"an opponent must be an agent with act(view) or a callable (observation, mask), got {policy!r}")
+    return policy
 
 
 class YanivGymEnv(gym.Env):
@@ -90,19 +94,19 @@ class YanivGymEnv(gym.Env):
     def set_opponents(self, opponents: Policy | Sequence[Policy] | None) -> None:
         """One opponent for every other seat, or a sequence with one per seat (the learner's ignored)."""
         if opponents is None:
-            self._opponents = [self._default_opponent.act] * self.num_players
+            self._opponents = [self._default_opponent] * self.num_players
         elif isinstance(opponents, Sequence):
             if len(opponents) not in (self.num_players - 1, self.num_players):
                 raise ValueError(
                     f"give {self.num_players - 1} opponents (or one per seat, {self.num_players}), got {len(opponents)}"
                 )
-            acts = [_as_act(p) for p in opponents]
+            acts = [_check_policy(p) for p in opponents]
             self._opponents = acts if len(acts) == self.num_players else None
             self._others = acts
         else:
-            self._opponents = [_as_act(opponents)] * self.num_players
+            self._opponents = [_check_policy(opponents)] * self.num_players
 
-    def _opponent_for(self, seat: int) -> Callable[[np.ndarray, np.ndarray], int]:
+    def _opponent_for(self, seat: int) -> Policy:
         if self._opponents is not None:
             return self._opponents[seat]
         # num_players - 1 opponents: they fill the other seats in order.
@@ -111,7 +115,9 @@ class YanivGymEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         if seed is not None:
-            self._default_opponent.rng = np.random.default_rng(seed + 1)
+            for policy in {id(p): p for p in self._opponents or self._others}.values():
+                if hasattr(policy, "reset"):
+                    policy.reset(int(self.np_random.integers(2**63)))
         self.aec.reset(seed=int(self.np_random.integers(2**63)), options=options)
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.num_players))
         self.learner = self.aec.possible_agents[self.seat]
@@ -167,8 +173,13 @@ class YanivGymEnv(gym.Env):
         while not self._done() and aec.agent_selection != self.learner:
             agent = aec.agent_selection
             seat = aec.agent_name_mapping[agent]
-            obs = aec.observe(agent)
-            action = self._opponent_for(seat)(obs["observation"], obs["action_mask"])
+            policy = self._opponent_for(seat)
+            if hasattr(policy, "act"):
+                move = policy.act(aec.game.view(seat))
+                action = aec.table.to_action(move, aec.game)
+            else:
+                obs = aec.observe(agent)
+                action = policy(obs["observation"], obs["action_mask"])
             aec.step(int(action))
             reward += aec.rewards[self.learner]
         return reward, self._done()
