@@ -67,6 +67,7 @@ deck and check that it stays the same.
 
 from __future__ import annotations
 
+from array import array
 from functools import lru_cache
 from typing import Final
 
@@ -222,6 +223,8 @@ class Observer:
             for i in range(rules.hand_size)
         ]
         self.full_deck_points = sum(POINTS[c] for c in deck_cards(rules.jokers))
+        self._zeros = bytes(4 * self.size)
+        self.settings_array = array("f", self.settings.tolist())
         self._subsets_key: tuple = ()
         self._subsets: list[tuple[int, int]] = []
         self.full_deck_size = len(deck_cards(rules.jokers))
@@ -284,8 +287,8 @@ class Observer:
     def observe(self, game: Game, player: int) -> np.ndarray:
         """The observation of ``player``: its hand and public information only.
 
-        The non-zero entries are gathered as (index, value) lists and written with one numpy
-        call: per-element numpy writes would cost more than the whole engine turn.
+        Written element by element into a zeroed ``array('f')`` that numpy then wraps without a
+        copy: at a hundred or so non-zero entries, that beats any numpy scatter on this hot path.
         """
         rules = self.rules
         off = self.offsets
@@ -294,85 +297,93 @@ class Observer:
         total = game.totals[player]
         phase = game.phase
         to_move = player == game.current and phase != OVER
-        may_draw = to_move and phase != SLAMDOWN_PHASE
+        may_draw = 1.0 if to_move and phase != SLAMDOWN_PHASE else 0.0
+        buf = array("f", self._zeros)
 
-        idx: list[int] = list(hand)  # the "hand" segment starts at 0
-        val: list[float] = [1.0] * n_hand
+        for c in hand:
+            buf[c] = 1.0
         slot_index = self._slot_index
         for i, c in enumerate(hand):
-            idx += slot_index[i][c]
-            val += SLOT_VALUES[c]
+            for j, v in zip(slot_index[i][c], SLOT_VALUES[c]):
+                buf[j] = v
         if to_move and phase == SLAMDOWN_PHASE:
-            idx.append(off["slots"] + hand.index(game.pending) * SLOT_FEATURES + SLOT_FEATURES - 1)
-            val.append(1.0)
+            buf[off["slots"] + hand.index(game.pending) * SLOT_FEATURES + SLOT_FEATURES - 1] = 1.0
 
         # What each slot subset would do, if it is a legal discard.
         base = off["discards"]
         for subset, shed in self.discard_subsets(game, player):
             at = base + (subset - 1) * DISCARD_FEATURES
-            idx += (at, at + 1, at + 2)
-            val += (1.0, shed / POINT_SCALE, (total - shed) / POINT_SCALE)
+            buf[at] = 1.0
+            buf[at + 1] = shed / POINT_SCALE
+            buf[at + 2] = (total - shed) / POINT_SCALE
 
         # Draw sources: the deck, then the top group's drawable cards.
-        top = game.pile[-1]
-        pile = [c for group in game.pile for c in group.cards]
-        known_elsewhere = [c for q, cards in enumerate(game.known) if q != player for c in cards]
-        unseen = self.full_deck_size - n_hand - len(pile) - len(known_elsewhere)
-        unseen_points = self.full_deck_points - total - sum(map(POINTS.__getitem__, pile))
-        unseen_points -= sum(map(POINTS.__getitem__, known_elsewhere))
-        d = off["draws"]
-        idx += (d, d + 1)
-        val += (float(may_draw and bool(game.deck)), unseen_points / unseen / 10 if unseen > 0 else 0.0)
-        hand_ranks = {RANK[c] for c in hand if c < NUM_STANDARD}
-        for i, c in enumerate(top.drawable[:MAX_DRAWABLE], start=1):
-            at = d + i * DRAW_FEATURES
-            if c >= NUM_STANDARD:
-                idx += (at, at + 1, at + 4)
-                val += (float(may_draw), 0.0, 1.0)
-            else:
-                run_material = any(SUIT[h] == SUIT[c] and 0 < abs(RANK[h] - RANK[c]) <= 2 for h in hand)
-                idx += (at, at + 1, at + 2, at + 3)
-                val += (float(may_draw), POINTS[c] / 10, float(RANK[c] in hand_ranks), float(run_material))
-        top_off = off["top"]
-        idx += [top_off + c for c in top.cards]
+        pile_groups = game.pile
+        top = pile_groups[-1]
+        known = game.known
+        pile_points = 0
+        pile_size = len(top.cards)
         dead_off = off["dead"]
-        dead = [dead_off + c for c in pile[: len(pile) - len(top.cards)]]
-        idx += dead
-        val += [1.0] * (len(top.cards) + len(dead))
+        for group in pile_groups[:-1]:
+            cards = group.cards
+            pile_size += len(cards)
+            pile_points += sum(map(POINTS.__getitem__, cards))
+            for c in cards:
+                buf[dead_off + c] = 1.0
+        top_off = off["top"]
+        for c in top.cards:
+            buf[top_off + c] = 1.0
+        pile_points += sum(map(POINTS.__getitem__, top.cards))
+        elsewhere = [c for q in range(len(known)) if q != player for c in known[q]]
+        unseen = self.full_deck_size - n_hand - pile_size - len(elsewhere)
+        unseen_points = self.full_deck_points - total - pile_points - sum(map(POINTS.__getitem__, elsewhere))
+        d = off["draws"]
+        buf[d] = may_draw if game.deck else 0.0
+        buf[d + 1] = unseen_points / unseen / 10 if unseen > 0 else 0.0
+        if top.drawable:
+            hand_ranks = {RANK[c] for c in hand}
+            for i, c in enumerate(top.drawable[:MAX_DRAWABLE], start=1):
+                at = d + i * DRAW_FEATURES
+                buf[at] = may_draw
+                if c >= NUM_STANDARD:
+                    buf[at + 4] = 1.0
+                    continue
+                buf[at + 1] = POINTS[c] / 10
+                if RANK[c] in hand_ranks:
+                    buf[at + 2] = 1.0
+                suit, rank = SUIT[c], RANK[c]
+                if any(SUIT[h] == suit and 0 < abs(RANK[h] - rank) <= 2 for h in hand):
+                    buf[at + 3] = 1.0
 
         # Opponents in turn order after the observer; absent seats stay zero.
         n = self.num_players
         limit = rules.score_limit
+        current = game.current if phase != OVER else -1
         for k in range(1, n):
             q = (player + k) % n
             at = off["opponents"] + (k - 1) * OPPONENT_FEATURES
-            known = game.known[q]
-            idx += (at, at + 1, at + 2, at + 3, at + 4, at + 5)
-            val += (
-                1.0,
-                float(game.alive[q]),
-                float(q == game.current and phase != OVER),
-                len(game.hands[q]) / MAX_HAND,
-                min(game.scores[q] / limit, 1.0),
-                sum(map(POINTS.__getitem__, known)) / POINT_SCALE,
-            )
-            if known:
-                idx += [at + 6 + c for c in known]
-                val += [1.0] * len(known)
+            buf[at] = 1.0
+            if game.alive[q]:
+                buf[at + 1] = 1.0
+            if q == current:
+                buf[at + 2] = 1.0
+            buf[at + 3] = len(game.hands[q]) / MAX_HAND
+            buf[at + 4] = min(game.scores[q] / limit, 1.0)
+            seen = known[q]
+            if seen:
+                buf[at + 5] = sum(map(POINTS.__getitem__, seen)) / POINT_SCALE
+                for c in seen:
+                    buf[at + 6 + c] = 1.0
 
         at = off["self"]
-        idx += range(at, at + SELF_FEATURES)
-        val += (
-            min(game.scores[player] / limit, 1.0),
-            total / POINT_SCALE,
-            float(to_move and phase == "play" and total <= rules.yaniv_threshold),
-            float(to_move),
-            n_hand / MAX_HAND,
-            len(game.deck) / NUM_CARDS,
-            float(to_move and phase == SLAMDOWN_PHASE),
-            min(game.turn / 100, 1.0),
-        )
-        obs = np.zeros(self.size, dtype=np.float32)
-        obs[idx] = val
-        obs[off["settings"] :] = self.settings
-        return obs
+        buf[at] = min(game.scores[player] / limit, 1.0)
+        buf[at + 1] = total / POINT_SCALE
+        buf[at + 2] = 1.0 if to_move and phase == PLAY and total <= rules.yaniv_threshold else 0.0
+        buf[at + 3] = 1.0 if to_move else 0.0
+        buf[at + 4] = n_hand / MAX_HAND
+        buf[at + 5] = len(game.deck) / NUM_CARDS
+        buf[at + 6] = 1.0 if to_move and phase == SLAMDOWN_PHASE else 0.0
+        buf[at + 7] = min(game.turn / 100, 1.0)
+        buf[off["settings"] :] = self.settings_array
+        return np.frombuffer(buf, dtype=np.float32)
+
