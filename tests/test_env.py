@@ -73,6 +73,10 @@ def test_mask_is_exactly_the_engines_legal_moves_and_every_unmasked_action_appli
             assert obs["observation"].dtype == np.float32
             assert 0.0 <= obs["observation"].min() and obs["observation"].max() <= 1.0
             action = int(rng.choice(np.flatnonzero(mask)))
+            legal_moves = set(env.game.legal_moves())
+            assert all(env.table.to_move(int(a), env.game) in legal_moves for a in np.flatnonzero(mask)), (
+                "each allowed action is exactly one of the engine's legal moves (cards in canonical order)"
+            )
             env.step(action)  # raw_env raises if an unmasked action were illegal
             turns += 1
     assert turns > 1000

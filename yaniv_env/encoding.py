@@ -75,7 +75,7 @@ import numpy as np
 
 from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, POINTS, RANK, SUIT, deck_cards
 from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE, YANIV, Game, Move
-from yaniv.melds import legal_discards
+from yaniv.melds import classify, legal_discards
 from yaniv.rules import MAX_HAND, Rules
 
 MAX_SEATS: Final = 8
@@ -181,7 +181,12 @@ class ActionTable:
                 f"action {action} ({self.describe(action)}) names pile card {source}, "
                 f"but only {len(drawable)} may be drawn"
             )
-        return Move(DISCARD, tuple(hand[i] for i in slots), draw)
+        cards = tuple(hand[i] for i in slots)
+        try:  # the canonical order, as in Game.legal_moves; an illegal discard keeps slot order
+            cards = classify(cards, game.rules)[1]
+        except ValueError:
+            pass
+        return Move(DISCARD, cards, draw)
 
     def to_action(self, move: Move, game: Game) -> int:
         """The action id of a legal engine move in the current position."""
