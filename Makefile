@@ -9,7 +9,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 PY := $(VENV)/bin/python
 
-.PHONY: setup test bench clean
+.PHONY: setup test main bench clean
 
 setup: $(VENV)/.installed
 
@@ -22,6 +22,15 @@ $(VENV)/.installed: pyproject.toml
 
 test: setup
 	$(PY) -m pytest -q
+
+# The main job: train the default config (resuming it if a run exists), then a 4-player
+# tournament of the trained policy against the baselines, printed as a table.
+RUN := runs/default
+main: setup
+	if [ -f $(RUN)/state.json ]; then $(PY) train.py --resume $(RUN); \
+	else $(PY) train.py --config configs/default.yaml; fi
+	$(PY) evaluate.py --players 4 --agents ppo:$(RUN)/policy.npz heuristic greedy random \
+		--games 96 --seed 0 --out $(RUN)/tournament
 
 bench: setup
 	$(PY) benchmarks/engine_speed.py

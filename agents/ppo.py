@@ -1,0 +1,172 @@
+"""Trained PPO policies as players: a numpy forward pass, and an agent of the ``agents`` protocol.
+
+``NumpyPolicy`` holds the weights of a MaskablePPO MLP policy's actor (the layers that give
+the action logits) as plain arrays and runs the forward pass in numpy. It is what frozen
+snapshots use as self-play opponents (a torch call per opponent move would cost more than the
+environment step) and what ``PPOAgent`` plays with. Weights are saved as ``.npz`` files, which
+load without running any code (``allow_pickle=False``).
+
+``load_policy(path)`` reads either such an ``.npz`` or an SB3 checkpoint (``.zip``). An SB3
+checkpoint is a pickle underneath and can run code when loaded: load only files you trust.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import SeededAgent
+from yaniv import Game, Move, PlayerView
+from yaniv.rules import Rules, get_rules
+
+ACTIVATIONS = {
+    "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0.0),
+}
+
+
+class NumpyPolicy:
+    """The actor of an MLP policy: hidden layers with one activation, then the action logits."""
+
+    def __init__(self, weights: list[np.ndarray], biases: list[np.ndarray], activation: str, meta: dict | None = None):
+        if len(weights) != len(biases) or not weights:
+            raise ValueError("a policy needs as many bias vectors as weight matrices, and at least one layer")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; known: {', '.join(ACTIVATIONS)}")
+        for i, (w, b) in enumerate(zip(weights, biases)):
+            if w.ndim != 2 or b.shape != (w.shape[0],):
+                raise ValueError(f"layer {i}: weight {w.shape} and bias {b.shape} do not fit")
+            if i and w.shape[1] != weights[i - 1].shape[0]:
+                raise ValueError(f"layer {i} takes {w.shape[1]} inputs but layer {i - 1} gives {weights[i - 1].shape[0]}")
+        self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in weights]  # (in, out) for x @ W
+        self.biases = [np.asarray(b, dtype=np.float32) for b in biases]
+        self.activation = activation
+        self._act = ACTIVATIONS[activation]
+        self.meta = dict(meta or {})
+
+    @property
+    def observation_size(self) -> int:
+        return self.weights[0].shape[0]
+
+    @property
+    def num_actions(self) -> int:
+        return self.weights[-1].shape[1]
+
+    @classmethod
+    def from_sb3(cls, model: Any, meta: dict | None = None) -> "NumpyPolicy":
+        """The actor of a MaskablePPO ``MlpPolicy`` (separate actor and critic networks)."""
+        import torch
+
+        policy = model.policy
+        linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
+        linears.append(policy.action_net)
+        name = policy.activation_fn.__name__.lower()
+        with torch.no_grad():
+            weights = [layer.weight.detach().cpu().numpy().copy() for layer in linears]
+            biases = [layer.bias.detach().cpu().numpy().copy() for layer in linears]
+        return cls(weights, biases, name, meta)
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        h = observation
+        for w, b in zip(self.weights[:-1], self.biases[:-1]):
+            h = self._act(h @ w + b)
+        return h @ self.weights[-1] + self.biases[-1]
+
+    def masked_logits(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        logits = self.logits(observation).astype(np.float32)
+        return np.where(mask.astype(bool), logits, -np.inf)
+
+    def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
+        """The best legal action, or one sampled from the masked softmax when ``rng`` is given."""
+        logits = self.masked_logits(observation, mask)
+        if not np.isfinite(logits).any():
+            raise ValueError("the action mask allows no action")
+        if rng is None:
+            return int(np.argmax(logits))
+        z = np.exp(logits - logits.max())
+        return int(rng.choice(len(z), p=z / z.sum()))
+
+    def save(self, path: str | Path) -> None:
+        """Write the weights as .npz (no pickle), atomically."""
+        path = Path(path)
+        arrays = {f"w{i}": w.T for i, w in enumerate(self.weights)} | {f"b{i}": b for i, b in enumerate(self.biases)}
+        meta = json.dumps({"activation": self.activation, "layers": len(self.weights), **self.meta})
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, meta=np.array(meta), **arrays)
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "NumpyPolicy":
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                meta = json.loads(str(data["meta"]))
+                n = int(meta["layers"])
+                weights = [data[f"w{i}"] for i in range(n)]
+                biases = [data[f"b{i}"] for i in range(n)]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as error:
+            raise ValueError(f"cannot read policy weights from {path}: {error}") from None
+        activation = meta.pop("activation")
+        meta.pop("layers")
+        return cls(weights, biases, activation, meta)
+
+
+def load_policy(path: str | Path) -> NumpyPolicy:
+    """A policy from weights (.npz) or an SB3 MaskablePPO checkpoint (.zip: trusted files only)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no policy file at {path}")
+    if path.suffix == ".npz":
+        return NumpyPolicy.load(path)
+    from sb3_contrib import MaskablePPO
+
+    try:
+        model = MaskablePPO.load(path, device="cpu")
+    except Exception as error:  # SB3 raises many kinds on a broken file
+        raise ValueError(f"cannot load the checkpoint {path}: {type(error).__name__}: {error}") from None
+    return NumpyPolicy.from_sb3(model)
+
+
+@lru_cache(maxsize=64)
+def _observer(rules: Rules, num_players: int):
+    from yaniv_env.encoding import Observer
+
+    return Observer(rules, num_players)
+
+
+class PPOAgent(SeededAgent):
+    """Plays a trained policy from its seat's view.
+
+    The observation is built exactly as in the environment: from a state sampled consistently
+    with the view (``Game.from_view``), whose hidden cards the observation never reads. The
+    policy's best legal action is played (``sample=True`` samples the masked softmax instead).
+    """
+
+    def __init__(self, policy: NumpyPolicy, seed: int | None = None, sample: bool = False, name: str = "ppo"):
+        super().__init__(seed)
+        self.policy = policy
+        self.sample = sample
+        self.name = name
+
+    def act(self, view: PlayerView) -> Move:
+        observer = _observer(view.rules, view.num_players)
+        if self.policy.observation_size != observer.size or self.policy.num_actions != observer.table.size:
+            raise ValueError(
+                f"policy {self.name!r} takes {self.policy.observation_size} observations and "
+                f"{self.policy.num_actions} actions, but these rules need {observer.size} and {observer.table.size}"
+            )
+        game = Game.from_view(view, self.rng)
+        observation = observer.observe(game, view.player)
+        mask = observer.action_mask(game, view.player)
+        action = self.policy.act(observation, mask, self.rng if self.sample else None)
+        return observer.table.to_move(action, game)
+
+
+def rules_from_meta(meta: dict) -> Rules:
+    return get_rules(meta.get("rules", "default"))

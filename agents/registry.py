@@ -1,0 +1,66 @@
+"""Agents by name: the specs that evaluate.py, training configs and load_bot-style callers use.
+
+=====================  ============================================================
+spec                   agent
+=====================  ============================================================
+``random``             ``RandomAgent``: uniform over the legal moves
+``greedy``             ``GreedyAgent``
+``heuristic``          ``HeuristicAgent``
+``search``             ``SearchAgent`` with its default budget
+``search:N``           ``SearchAgent`` with N rollouts per decision
+``ppo:PATH``           ``PPOAgent`` playing the policy in PATH: weights (``.npz``, safe to load)
+                       or an SB3 checkpoint (``.zip``, a pickle: trusted files only)
+=====================  ============================================================
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.base import Agent
+
+AGENT_NAMES = ("random", "greedy", "heuristic", "search", "ppo")
+
+
+def check_spec(spec: str) -> None:
+    """Raise ValueError naming the problem if ``spec`` cannot make an agent (loads nothing heavy)."""
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:PATH', got {spec!r}")
+    name, sep, arg = spec.partition(":")
+    if name not in AGENT_NAMES:
+        raise ValueError(f"unknown agent {spec!r}; known: {', '.join(AGENT_NAMES)} (ppo:PATH, search:BUDGET)")
+    if name == "search" and sep:
+        if not arg.isdigit() or int(arg) < 1:
+            raise ValueError(f"agent {spec!r}: the search budget must be a whole number >= 1")
+    elif name == "ppo":
+        if not arg:
+            raise ValueError("agent 'ppo' needs a policy file: ppo:PATH")
+        if not Path(arg).is_file():
+            raise ValueError(f"agent {spec!r}: no policy file at {arg}")
+    elif sep:
+        raise ValueError(f"agent {spec!r}: {name} takes no argument")
+
+
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """The agent a spec names (see the module docstring); ValueError naming the problem otherwise."""
+    check_spec(spec)
+    name, _, arg = spec.partition(":")
+    if name == "random":
+        from agents.random_agent import RandomAgent
+
+        return RandomAgent(seed)
+    if name == "greedy":
+        from agents.greedy import GreedyAgent
+
+        return GreedyAgent(seed)
+    if name == "heuristic":
+        from agents.heuristic import HeuristicAgent
+
+        return HeuristicAgent(seed)
+    if name == "search":
+        from agents.search import SearchAgent
+
+        return SearchAgent(seed, budget=int(arg)) if arg else SearchAgent(seed)
+    from agents.ppo import PPOAgent, load_policy
+
+    return PPOAgent(load_policy(arg), seed, name=spec)

@@ -1,0 +1,576 @@
+"""Self-play training support for ``train.py``: the config, the opponent pool, the self-play
+environment, evaluation against baselines, and checkpoints.
+
+Self-play, as trained here
+--------------------------
+Each episode (a round, or a game with ``episode: game``) the learner takes a random seat at a
+table of ``players`` seats (a fixed count, or drawn from a range such as "2-4"), and every other
+seat gets an opponent drawn from the pool, independently:
+
+* with probability ``baseline_fraction``: a baseline bot, uniformly among ``baselines``;
+* otherwise, with probability ``latest_fraction``: the newest frozen snapshot of the learner;
+* otherwise: a snapshot drawn uniformly among the older ones.
+
+Until the first snapshot exists every seat gets a baseline. A snapshot is taken every
+``snapshot_every`` steps; the pool keeps the newest ``pool_size``. Snapshots play with their
+numpy forward pass (``agents.ppo.NumpyPolicy``), sampling from their masked policy.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from agents.ppo import NumpyPolicy, PPOAgent
+from yaniv import Game
+from yaniv.rules import PRESETS
+from yaniv_env.gym_env import YanivGymEnv
+
+
+class ConfigError(ValueError):
+    """A config key that does not exist or a value it cannot take."""
+
+
+def _f(default: Any, doc: str) -> Any:
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"doc": doc})
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass
+class TrainConfig:
+    """A training run. configs/*.yaml override these defaults; ``key=value`` arguments override those."""
+
+    name: str = _f("default", "Run name: the run lives in <runs_dir>/<name>.")
+    runs_dir: str = _f("runs", "Folder holding the runs.")
+    seed: int = _f(0, "Seeds the environments, the opponents, the network and the evaluation.")
+    total_timesteps: int = _f(2_000_000, "Learner steps (decisions) to train for, resumed runs included.")
+    players: str = _f("4", "Seats per table: a count such as 4, or a range such as 2-4 drawn per episode.")
+    rules: str = _f("default", f"Rules preset: {', '.join(PRESETS)}.")
+    episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
+    n_envs: int = _f(8, "Environments stepped together (DummyVecEnv).")
+    n_steps: int = _f(256, "Steps per environment per rollout.")
+    batch_size: int = _f(512, "Minibatch size of the PPO update.")
+    n_epochs: int = _f(4, "Passes over each rollout.")
+    learning_rate: float = _f(3e-4, "Adam learning rate.")
+    gamma: float = _f(0.99, "Discount factor.")
+    gae_lambda: float = _f(0.95, "GAE lambda.")
+    clip_range: float = _f(0.2, "PPO clip range.")
+    ent_coef: float = _f(0.01, "Entropy bonus.")
+    vf_coef: float = _f(0.5, "Value loss weight.")
+    net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor and of the critic.")
+    activation: str = _f("tanh", "Hidden activation: tanh or relu.")
+    torch_threads: int = _f(2, "torch threads for the PPO update (rollouts use one).")
+    baselines: list[str] = _f(["random", "greedy", "heuristic"], "Baseline bots in the opponent pool.")
+    baseline_fraction: float = _f(0.3, "Chance that an opponent seat gets a baseline bot.")
+    latest_fraction: float = _f(0.5, "Chance that a snapshot seat gets the newest snapshot rather than an older one.")
+    snapshot_every: int = _f(100_000, "Steps between frozen snapshots added to the pool.")
+    pool_size: int = _f(8, "Snapshots kept in the pool (the newest).")
+    eval_every: int = _f(100_000, "Steps between evaluations (0: only at the end).")
+    eval_games: int = _f(40, "Games (or rounds) per evaluation opponent.")
+    eval_episode: str = _f("game", "Evaluate on full games or single rounds.")
+    eval_opponents: list[str] = _f(["heuristic", "greedy"], "Bots the evaluation plays against (all other seats).")
+    eval_players: int = _f(0, "Seats in evaluation games; 0 takes the largest training count.")
+    checkpoint_every: int = _f(100_000, "Steps between periodic checkpoints.")
+    progress: bool = _f(True, "Show a progress bar.")
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _coerce(f, getattr(self, f.name)))
+        self._validate()
+
+    def _validate(self) -> None:
+        def need(ok: bool, key: str, message: str) -> None:
+            if not ok:
+                raise ConfigError(f"config key {key!r}: {message}, got {getattr(self, key)!r}")
+
+        need(bool(self.name) and "/" not in self.name and self.name not in (".", ".."), "name", "a plain folder name")
+        for key in ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
+                    "snapshot_every", "pool_size", "checkpoint_every", "eval_games"):
+            need(getattr(self, key) >= 1, key, "an integer >= 1")
+        need(self.eval_every >= 0, "eval_every", "an integer >= 0")
+        need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
+        for key in ("learning_rate", "clip_range"):
+            need(getattr(self, key) > 0, key, "a number > 0")
+        for key in ("gamma", "gae_lambda", "baseline_fraction", "latest_fraction"):
+            need(0.0 <= getattr(self, key) <= 1.0, key, "a number from 0 to 1")
+        for key in ("ent_coef", "vf_coef"):
+            need(getattr(self, key) >= 0, key, "a number >= 0")
+        need(self.rules in PRESETS, "rules", f"one of {', '.join(PRESETS)}")
+        need(self.episode in ("round", "game"), "episode", "round or game")
+        need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
+        need(self.activation in ("tanh", "relu"), "activation", "tanh or relu")
+        need(bool(self.net_arch) and all(n >= 1 for n in self.net_arch), "net_arch", "a list of layer sizes >= 1")
+        need(self.batch_size <= self.n_envs * self.n_steps, "batch_size", "at most n_envs * n_steps")
+        try:
+            counts = self.player_counts
+        except ValueError:
+            counts = ()
+        need(bool(counts) and min(counts) >= 2 and max(counts) <= 8, "players", "a count 2..8 or a range such as 2-4")
+        need(bool(self.baselines) or self.baseline_fraction == 0, "baselines", "at least one bot when baseline_fraction > 0")
+        from agents.registry import AGENT_NAMES
+
+        for key in ("baselines", "eval_opponents"):
+            unknown = [b for b in getattr(self, key) if b.split(":")[0] not in AGENT_NAMES]
+            need(not unknown, key, f"bot names among {', '.join(AGENT_NAMES)}")
+
+    @property
+    def player_counts(self) -> tuple[int, ...]:
+        text = str(self.players)
+        low, _, high = text.partition("-")
+        low_n = int(low)
+        high_n = int(high) if high else low_n
+        if high_n < low_n:
+            raise ValueError(text)
+        return tuple(range(low_n, high_n + 1))
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.runs_dir) / self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def field_docs(cls) -> str:
+        """One line per key with its type, default and meaning (for --help)."""
+        lines = []
+        for f in dataclasses.fields(cls):
+            default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+            lines.append(f"  {f.name} ({_type_name(f)}, default {default!r}): {f.metadata['doc']}")
+        return "\n".join(lines)
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+
+
+def _type_name(f: dataclasses.Field) -> str:
+    return f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+
+
+def _coerce(f: dataclasses.Field, value: Any) -> Any:
+    """A value of the field's type, from YAML or from a key=value string; ConfigError otherwise."""
+    kind = _type_name(f)
+
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"config key {f.name!r}: expected {expected}, got {value!r}")
+
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return value.lower() in ("true", "yes", "1")
+        raise bad("true or false")
+    if kind == "int":
+        if isinstance(value, bool):
+            raise bad("an integer")
+        if isinstance(value, int):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise bad("an integer") from None
+        if not number.is_integer():
+            raise bad("an integer")
+        return int(number)
+    if kind == "float":
+        if isinstance(value, bool):
+            raise bad("a number")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise bad("a number") from None
+        if not math.isfinite(number):
+            raise bad("a finite number")
+        return number
+    if kind == "str":
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return str(value)
+        raise bad("a string")
+    if kind.startswith("list"):
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise bad("a list")
+        item_kind = "int" if "int" in kind else "str"
+        inner = dataclasses.field(metadata=f.metadata)
+        inner.name, inner.type = f.name, item_kind
+        return [_coerce(inner, item.strip() if isinstance(item, str) else item) for item in items]
+    raise bad(kind)  # pragma: no cover - every field type is handled above
+
+
+def load_config(yaml_path: str | Path | None, overrides: Sequence[str] = (), base: dict | None = None) -> TrainConfig:
+    """Defaults, then ``base`` (a saved config), then the YAML file, then ``key=value`` overrides."""
+    import yaml
+
+    settings: dict[str, Any] = dict(base or {})
+    if yaml_path is not None:
+        path = Path(yaml_path)
+        if not path.is_file():
+            raise ConfigError(f"no config file at {path}")
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path} is not valid YAML: {error}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path} must hold a mapping of config keys, not {type(loaded).__name__}")
+        settings.update(loaded)
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep:
+            raise ConfigError(f"override {item!r} must look like key=value")
+        settings[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+    unknown = sorted(set(settings) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))}; run train.py --help for the keys")
+    return TrainConfig(**settings)
+
+
+# ----------------------------------------------------------------------------------------------
+# Opponents
+# ----------------------------------------------------------------------------------------------
+
+
+class OpponentPool:
+    """Baseline bots and frozen snapshots of the learner; see the module docstring for the draw."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.baselines = list(config.baselines)
+        self.snapshots: list[tuple[int, NumpyPolicy]] = []  # (step, policy), oldest first
+
+    def add(self, step: int, policy: NumpyPolicy) -> None:
+        self.snapshots.append((step, policy))
+        del self.snapshots[: max(0, len(self.snapshots) - self.config.pool_size)]
+
+    def draw(self, rng: np.random.Generator) -> tuple[str, Any]:
+        """(label, opponent): a baseline name or a snapshot, chosen as documented."""
+        c = self.config
+        if not self.snapshots or (self.baselines and rng.random() < c.baseline_fraction):
+            return ("baseline", self.baselines[int(rng.integers(len(self.baselines)))])
+        if len(self.snapshots) == 1 or rng.random() < c.latest_fraction:
+            return ("snapshot", self.snapshots[-1][1])
+        return ("snapshot", self.snapshots[int(rng.integers(len(self.snapshots) - 1))][1])
+
+
+class _TimedAgent:
+    """A baseline agent whose act() time is added to a shared clock."""
+
+    def __init__(self, agent: Any, clock: list[float]) -> None:
+        self.agent, self.clock, self.name = agent, clock, agent.name
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
+
+    def act(self, view):
+        start = time.perf_counter()
+        move = self.agent.act(view)
+        self.clock[0] += time.perf_counter() - start
+        return move
+
+
+class SelfPlayEnv(gym.Env):
+    """The learner's Gymnasium view with a table size and opponents drawn from the pool per episode."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, config: TrainConfig, pool: OpponentPool, seed: int) -> None:
+        from agents.registry import make_agent
+
+        self.pool = pool
+        self.rng = np.random.default_rng(seed)
+        self.counts = config.player_counts
+        self.tables = {n: YanivGymEnv(num_players=n, rules=config.rules, episode=config.episode) for n in self.counts}
+        first = self.tables[self.counts[0]]
+        self.observation_space = first.observation_space
+        self.action_space = first.action_space
+        self.clock = [0.0]  # seconds spent choosing opponent moves
+        self._bots = {name: _TimedAgent(make_agent(name), self.clock) for name in pool.baselines}
+        self.table = first
+
+    def _snapshot_player(self, policy: NumpyPolicy) -> Callable[[np.ndarray, np.ndarray], int]:
+        rng = np.random.default_rng(self.rng.integers(2**63))
+        clock = self.clock
+
+        def play(observation: np.ndarray, mask: np.ndarray) -> int:
+            start = time.perf_counter()
+            action = policy.act(observation, mask, rng)
+            clock[0] += time.perf_counter() - start
+            return action
+
+        return play
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        n = self.counts[int(self.rng.integers(len(self.counts)))]
+        self.table = self.tables[n]
+        opponents = []
+        for _ in range(n - 1):
+            kind, opponent = self.pool.draw(self.rng)
+            opponents.append(self._bots[opponent] if kind == "baseline" else self._snapshot_player(opponent))
+        self.table.set_opponents(opponents)
+        return self.table.reset(seed=int(self.rng.integers(2**63)), options=options)
+
+    def step(self, action: int):
+        return self.table.step(action)
+
+    def action_masks(self) -> np.ndarray:
+        return self.table.action_masks()
+
+
+# ----------------------------------------------------------------------------------------------
+# Evaluation
+# ----------------------------------------------------------------------------------------------
+
+
+def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def evaluate_policy(
+    policy: NumpyPolicy, opponent: str, num_players: int, games: int, seed: int, rules: str, episode: str = "game"
+) -> dict[str, float]:
+    """The policy in one seat, ``opponent`` bots in the others; the seat rotates game by game and
+    each deal is replayed at every seat (duplicate format)."""
+    from agents.registry import make_agent
+
+    learner = PPOAgent(policy, name="learner")
+    bots = [make_agent(opponent) for _ in range(num_players - 1)]
+    wins = rounds = points = calls = assafed = illegal = turns = 0.0
+    played = 0
+    for g in range(games):
+        deal, seat = divmod(g, num_players)
+        game = Game(num_players, rules, seed=seed * 1_000_003 + deal, single_round=episode == "round")
+        learner.reset(seed + g)
+        for i, bot in enumerate(bots):
+            bot.reset(seed + g * 16 + i)
+        agents = bots[:seat] + [learner] + bots[seat:]
+        while not game.is_over:
+            view = game.view(game.current)
+            move = agents[game.current].act(view)
+            if game.current == seat and move not in view.legal_moves:
+                illegal += 1
+                move = view.legal_moves[0]
+            game.apply(move)
+            turns += 1
+        played += 1
+        wins += (seat in game.winners) / max(1, len(game.winners))
+        for result in game.results:
+            rounds += 1
+            points += result.points[seat]
+            if result.caller == seat:
+                calls += 1
+                assafed += bool(result.assafers)
+    low, high = wilson_interval(wins, played)
+    return {
+        "win_rate": wins / played,
+        "win_rate_low": low,
+        "win_rate_high": high,
+        "points_per_round": points / rounds,
+        "yaniv_per_round": calls / rounds,
+        "assafed_rate": assafed / calls if calls else 0.0,
+        "rounds_per_game": rounds / played,
+        "illegal_actions": illegal,
+        "games": played,
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# Files
+# ----------------------------------------------------------------------------------------------
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def save_model_atomically(model: Any, path: Path) -> None:
+    """SB3 save to a temporary file, then an atomic rename: a crash never leaves a broken file."""
+    tmp = path.with_name(path.stem + ".tmp.zip")
+    model.save(tmp)
+    os.replace(tmp, path)
+
+
+def save_state(run_dir: Path, state: dict) -> None:
+    atomic_write_text(run_dir / "state.json", json.dumps(state, indent=2))
+
+
+# ----------------------------------------------------------------------------------------------
+# The callback: snapshots, evaluation, checkpoints, progress
+# ----------------------------------------------------------------------------------------------
+
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402  (training needs SB3 anyway)
+
+
+class SelfPlayCallback(BaseCallback):
+    """Adds snapshots to the pool, evaluates, writes checkpoints and drives the progress bar.
+
+    Everything it must remember across a resume lives in ``self.state`` (state.json).
+    """
+
+    def __init__(self, config: TrainConfig, pool: OpponentPool, envs: Sequence[SelfPlayEnv], state: dict) -> None:
+        super().__init__()
+        self.config = config
+        self.pool = pool
+        self.envs = envs
+        self.state = state
+        self.run_dir = config.run_dir
+        self.bar = None
+        self._rollout_start = time.perf_counter()
+        self._rollout_steps = 0
+        self._clock_start = 0.0
+        self._eval_text = "no evaluation yet"
+
+    # SB3 hooks --------------------------------------------------------------------------------
+
+    def _on_training_start(self) -> None:
+        from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+        text = "\n".join(f"    {k}: {v!r}" for k, v in self.config.to_dict().items())
+        for fmt in self.logger.output_formats:
+            if isinstance(fmt, TensorBoardOutputFormat):
+                fmt.writer.add_text("config", text, self.num_timesteps)
+                fmt.writer.flush()
+        if self.config.progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.config.total_timesteps, initial=self.num_timesteps, unit="step", dynamic_ncols=True)
+
+    def _on_rollout_start(self) -> None:
+        # Rollouts run the network on a handful of observations at a time: extra torch threads
+        # only spin (badly, on a shared machine). The update gets config.torch_threads back.
+        import torch
+
+        torch.set_num_threads(1)
+        self._rollout_start = time.perf_counter()
+        self._rollout_steps = self.num_timesteps
+        self._clock_start = sum(env.clock[0] for env in self.envs)
+
+    def _on_rollout_end(self) -> None:
+        import torch
+
+        torch.set_num_threads(self.config.torch_threads)
+        elapsed = time.perf_counter() - self._rollout_start
+        steps = self.num_timesteps - self._rollout_steps
+        opponent = sum(env.clock[0] for env in self.envs) - self._clock_start
+        if elapsed > 0:
+            self.logger.record("selfplay/env_steps_per_second", steps / elapsed)
+            self.logger.record("selfplay/opponent_time_share", opponent / elapsed)
+            self.state["last_steps_per_second"] = steps / elapsed
+            self.state["last_opponent_share"] = opponent / elapsed
+        self.logger.record("selfplay/pool_snapshots", len(self.pool.snapshots))
+
+    def _on_step(self) -> bool:
+        step = self.num_timesteps
+        c = self.config
+        if step >= self.state["next_snapshot"]:
+            self.add_snapshot()
+            self.state["next_snapshot"] += c.snapshot_every
+        if c.eval_every and step >= self.state["next_eval"]:
+            self.evaluate()
+            self.state["next_eval"] += c.eval_every
+        if step >= self.state["next_checkpoint"]:
+            self.save_checkpoint()
+            self.state["next_checkpoint"] += c.checkpoint_every
+        if self.bar is not None:
+            self.bar.update(step - self.bar.n)
+            rate = self.state.get("last_steps_per_second")
+            self.bar.set_postfix_str((f"{rate:,.0f} steps/s | " if rate else "") + self._eval_text, refresh=False)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    # Actions ----------------------------------------------------------------------------------
+
+    def current_policy(self) -> NumpyPolicy:
+        return NumpyPolicy.from_sb3(self.model, meta={"rules": self.config.rules, "step": self.num_timesteps})
+
+    def add_snapshot(self) -> None:
+        policy = self.current_policy()
+        pool_dir = self.run_dir / "pool"
+        pool_dir.mkdir(exist_ok=True)
+        path = pool_dir / f"snapshot_{self.num_timesteps:09d}.npz"
+        policy.save(path)
+        self.pool.add(self.num_timesteps, policy)
+        kept = {f"snapshot_{s:09d}.npz" for s, _ in self.pool.snapshots}
+        self.state["pool"] = sorted(kept)
+        for old in pool_dir.glob("snapshot_*.npz"):
+            if old.name not in kept:
+                old.unlink()
+
+    def evaluate(self) -> dict[str, dict[str, float]]:
+        c = self.config
+        policy = self.current_policy()
+        players = c.eval_players or max(c.player_counts)
+        results = {}
+        for opponent in c.eval_opponents:
+            stats = evaluate_policy(
+                policy, opponent, players, c.eval_games, seed=c.seed + 7919, rules=c.rules, episode=c.eval_episode
+            )
+            results[opponent] = stats
+            for key, value in stats.items():
+                self.logger.record(f"eval_{opponent}/{key}", value)
+        score = float(np.mean([r["win_rate"] for r in results.values()]))
+        self.logger.record("eval/mean_win_rate", score)
+        self.logger.dump(self.num_timesteps)
+        self.state.setdefault("evaluations", []).append({"step": self.num_timesteps, "results": results})
+        first = c.eval_opponents[0]
+        self._eval_text = f"eval vs {first}: {results[first]['win_rate']:.0%}"
+        if score > self.state.get("best_score", -1.0):
+            self.state["best_score"] = score
+            self.state["best_step"] = self.num_timesteps
+            save_model_atomically(self.model, self.run_dir / "checkpoints" / "best.zip")
+            policy.save(self.run_dir / "checkpoints" / "best.npz")
+        save_state(self.run_dir, self.state)
+        return results
+
+    def save_checkpoint(self) -> None:
+        """latest.zip (the SB3 model) and latest.npz (the policy's weights), then state.json."""
+        folder = self.run_dir / "checkpoints"
+        save_model_atomically(self.model, folder / "latest.zip")
+        self.current_policy().save(folder / "latest.npz")
+        self.state["timesteps"] = self.num_timesteps
+        save_state(self.run_dir, self.state)
+
+
+def new_state(config: TrainConfig) -> dict:
+    return {
+        "timesteps": 0,
+        "next_snapshot": config.snapshot_every,
+        "next_eval": config.eval_every or config.total_timesteps + 1,
+        "next_checkpoint": config.checkpoint_every,
+        "pool": [],
+        "evaluations": [],
+    }
+
+
+def load_state(run_dir: Path) -> dict:
+    path = run_dir / "state.json"
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"cannot read the run state {path}: {error}") from None
+    for key in ("timesteps", "next_snapshot", "next_eval", "next_checkpoint", "pool"):
+        if key not in state:
+            raise ValueError(f"the run state {path} lacks {key!r}")
+    return state

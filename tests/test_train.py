@@ -1,0 +1,151 @@
+"""train.py end to end through its CLI, the config rules, resume, and bad input that must touch nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.training import ConfigError, TrainConfig, load_config, wilson_interval
+
+ROOT = Path(__file__).parents[1]
+TINY = [
+    "total_timesteps=1024", "n_envs=2", "n_steps=256", "batch_size=256", "n_epochs=1", "net_arch=[32,32]",
+    "snapshot_every=256", "pool_size=2", "eval_every=512", "eval_games=2", "eval_episode=round",
+    "checkpoint_every=512", "progress=false", "players=2-3", "baselines=[random,greedy]", "eval_opponents=[greedy]",
+]
+
+
+def train(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), *args], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    runs = tmp_path_factory.mktemp("runs")
+    done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={runs}", "name=tiny", *TINY)
+    assert done.returncode == 0, done.stderr
+    assert "trained 1024 steps" in done.stdout
+    return runs / "tiny"
+
+
+def test_a_run_writes_config_checkpoints_pool_and_tensorboard(run_dir):
+    config = load_config(run_dir / "config.yaml")
+    assert config.total_timesteps == 1024 and config.players == "2-3" and config.net_arch == [32, 32]
+    for name in ("latest.zip", "latest.npz", "best.zip", "best.npz"):
+        assert (run_dir / "checkpoints" / name).stat().st_size > 0
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["timesteps"] == 1024
+    assert state["pool"] and all((run_dir / "pool" / name).is_file() for name in state["pool"])
+    assert len(state["pool"]) <= 2, "the pool keeps pool_size snapshots"
+    events = list((run_dir / "tb").rglob("events.out.tfevents.*"))
+    assert events, "TensorBoard events are written"
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(events[0].parent))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    assert {"eval_greedy/win_rate", "eval_greedy/illegal_actions", "selfplay/env_steps_per_second"} <= tags
+    assert any(t.startswith("train/") for t in tags), "SB3's PPO metrics"
+    assert all(e.value == 0 for e in acc.Scalars("eval_greedy/illegal_actions"))
+    assert "config" in " ".join(acc.Tags()["tensors"])
+
+
+def test_resume_continues_the_step_count_pool_and_curves(run_dir, tmp_path):
+    copy = tmp_path / "tiny"
+    subprocess.run(["cp", "-r", str(run_dir), str(copy)], check=True)
+    done = train("--resume", str(copy), "total_timesteps=1536")
+    assert done.returncode == 0, done.stderr
+    state = json.loads((copy / "state.json").read_text())
+    assert state["timesteps"] == 1536
+    assert [p.name for p in (copy / "tb").iterdir()] == ["ppo_1"], "the same TensorBoard run continues"
+    assert load_config(copy / "config.yaml").total_timesteps == 1536
+
+
+def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path):
+    copy = tmp_path / "tiny"
+    subprocess.run(["cp", "-r", str(run_dir), str(copy)], check=True)
+    latest = copy / "checkpoints" / "latest.zip"
+    latest.write_bytes(latest.read_bytes()[:200])
+    before = tree_digest(copy)
+    done = train("--resume", str(copy))
+    assert done.returncode == 2
+    assert "latest.zip" in done.stderr and "cannot load" in done.stderr
+    assert tree_digest(copy) == before
+
+
+@pytest.mark.parametrize(
+    "override,named",
+    [("n_envs=zero", "n_envs"), ("bogus_key=1", "bogus_key"), ("gamma=1.5", "gamma"), ("players=9", "players"),
+     ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size")],
+)
+def test_bad_config_values_name_the_key_and_create_nothing(tmp_path, override, named):
+    done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bad", override)
+    assert done.returncode == 2
+    assert named in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "bad").exists()
+
+
+def test_an_existing_run_is_never_overwritten(run_dir):
+    before = tree_digest(run_dir)
+    done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={run_dir.parent}", "name=tiny")
+    assert done.returncode == 2 and "--resume" in done.stderr
+    assert tree_digest(run_dir) == before
+
+
+def test_config_precedence_defaults_then_yaml_then_overrides(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("n_envs: 3\nplayers: 2-5\nlearning_rate: 1.0e-3\n")
+    config = load_config(path, ["n_envs=5", "net_arch=64,32"])
+    assert config.n_envs == 5 and config.players == "2-5" and config.player_counts == (2, 3, 4, 5)
+    assert config.learning_rate == 1e-3 and config.net_arch == [64, 32]
+    assert config.n_steps == TrainConfig().n_steps
+    with pytest.raises(ConfigError, match="'n_steps'"):
+        load_config(None, ["n_steps=2.5"])
+    with pytest.raises(ConfigError, match="key=value"):
+        load_config(None, ["n_steps"])
+    path.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(path)
+
+
+def test_every_config_file_loads():
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        load_config(path)
+
+
+def test_wilson_interval_matches_a_hand_computed_value():
+    # 30 wins in 50: p = 0.6, z = 1.96 -> centre 0.5890, half-width 0.1316 (worked by hand)
+    low, high = wilson_interval(30, 50)
+    assert low == pytest.approx(0.4618, abs=1e-3) and high == pytest.approx(0.7239, abs=1e-3)
+
+
+@pytest.mark.slow
+def test_a_short_training_run_beats_random(tmp_path):
+    done = train(
+        "--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=learn", "players=2",
+        "total_timesteps=60000", "n_envs=8", "n_steps=256", "batch_size=1024", "n_epochs=3", "net_arch=[64,64]",
+        "baselines=[random]", "baseline_fraction=0.5", "eval_every=0", "eval_games=200", "eval_episode=round",
+        "eval_opponents=[random]", "snapshot_every=15000", "checkpoint_every=30000", "progress=false",
+    )
+    assert done.returncode == 0, done.stderr
+    state = json.loads((tmp_path / "learn" / "state.json").read_text())
+    stats = state["evaluations"][-1]["results"]["random"]
+    assert stats["illegal_actions"] == 0
+    assert stats["win_rate_low"] > 0.6, f"won {stats['win_rate']:.0%} of 200 heads-up rounds against random"
+    assert np.isfinite(stats["points_per_round"])
