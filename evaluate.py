@@ -1,0 +1,90 @@
+"""Evaluate agents against each other: a seat-rotated tournament on duplicate deals.
+
+    python evaluate.py --players 4 --agents heuristic greedy random --games 400 --seed 0 --out runs/eval-4p
+    python evaluate.py --players 2 --agents search heuristic ppo:runs/ppo/model.zip --games 600 --rounds
+
+Every deal is played by every line-up of agents in every seat rotation, so each agent is dealt
+each hand of a deal once (duplicate format) and sits in every seat equally often; ``--games`` must
+therefore be a multiple of (line-ups x players), and the error says which numbers work. With more
+agents than seats the line-ups are all combinations of them (see ``agents/tournament.py``).
+
+It prints a table (win rate with a 95% Wilson interval, an OpenSkill rating, points and Yaniv
+calls per round, Assaf rates as caller and as Assafer, game length, time per move, and head to
+head) and writes into ``--out``: results.json, results.csv, head_to_head.csv, ratings.png and
+head_to_head.png. The same ``--seed`` gives the same results for any ``--workers``.
+
+Every argument is checked before the first game: an unknown agent, a missing or corrupt
+checkpoint, a bad player or game count or rules preset ends it with status 2 and one line
+naming the problem. The Python API is ``agents.tournament.run_tournament``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from agents.tournament import plan_tournament
+
+PROG = "evaluate.py"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2
+        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0].strip(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--players", type=int, default=2, help="seats at each table, 2 to 8 (default: 2)")
+    parser.add_argument("--agents", nargs="+", default=["heuristic", "greedy", "random"], metavar="AGENT",
+                        help="agent names (random, greedy, heuristic, search, search:BUDGET, ppo:PATH); at least "
+                             "--players of them; repeat a name to seat two copies (default: heuristic greedy random)")
+    parser.add_argument("--games", type=int, default=120,
+                        help="games to play, a multiple of line-ups x players (default: 120)")
+    parser.add_argument("--seed", type=int, default=0, help="the tournament seed (default: 0)")
+    parser.add_argument("--rules", default="default", help="rules preset: default, french, german (default: default)")
+    parser.add_argument("--rounds", action="store_true", help="play single rounds instead of full games")
+    parser.add_argument("--max-turns", type=int, default=None,
+                        help="cap every round at this many turns (no winner, no points): a guard against agents "
+                             "that never end a round (default: no cap)")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    parser.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser.parse_args(argv)
+
+
+def fail(message: str) -> int:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+
+    # 1. Check everything before any game: agents (names, checkpoints), counts, rules, the output folder.
+    if args.out.exists() and not args.out.is_dir():
+        return fail(f"--out {args.out} exists and is not a folder")
+    if args.workers is not None and args.workers < 1:
+        return fail(f"--workers must be at least 1, got {args.workers}")
+    try:
+        plan = plan_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
+                               rules=args.rules, rounds=args.rounds, max_turns=args.max_turns)
+    except ValueError as error:
+        return fail(str(error))
+    print(f"Playing {plan.describe()}", flush=True)
+
+    # 2. Play (every core unless --workers says otherwise; the same results either way).
+    result = plan.run(workers=args.workers, progress=not args.no_progress)
+
+    # 3. Report: the table, then the files.
+    print()
+    print(result.table())
+    paths = result.write(args.out)
+    print(f"\nWrote {', '.join(p.name for p in paths.values())} to {args.out}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

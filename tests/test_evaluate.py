@@ -1,0 +1,310 @@
+"""Tournaments: evaluate.py end to end, the API, the seat rotation and duplicate deals, determinism
+across worker counts, the statistics, and every bad input refused before any game."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.base import SeededAgent
+from agents.tournament import plan_tournament, run_tournament, wilson_interval
+from yaniv import YANIV, get_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ["results.json", "results.csv", "head_to_head.csv", "ratings.png", "head_to_head.png"]
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "evaluate.py", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def load_evaluate():
+    spec = importlib.util.spec_from_file_location("evaluate", ROOT / "evaluate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Spy(SeededAgent):
+    """Calls Yaniv when it may, else plays at random; counts moves and records each dealt hand (class-wide)."""
+
+    name = "spy"
+    moves = 0
+    dealt: list[tuple[str, tuple[int, ...]]] = []
+
+    def __init__(self, name: str = "spy", seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.name = name
+        self.fresh = True
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.fresh = True
+
+    def act(self, view):
+        Spy.moves += 1
+        if self.fresh:  # its first turn: its hand is still the one it was dealt
+            Spy.dealt.append((self.name, tuple(sorted(view.hand))))
+            self.fresh = False
+        moves = view.legal_moves
+        return moves[0] if moves[0] == YANIV else moves[int(self.rng.integers(len(moves)))]
+
+
+# ----------------------------------------------------------------------------------------------
+# The CLI
+# ----------------------------------------------------------------------------------------------
+
+
+def test_cli_plays_prints_the_table_and_writes_every_file(tmp_path):
+    out = tmp_path / "eval"
+    proc = run_cli("--players", "2", "--agents", "greedy", "random", "--games", "8", "--seed", "3",
+                   "--rounds", "--workers", "2", "--out", str(out), "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert "win rate [95% CI]" in proc.stdout and "Head to head" in proc.stdout
+    assert "greedy" in proc.stdout and "random" in proc.stdout
+    for name in FILES:
+        assert (out / name).is_file(), name
+    for name in ("ratings.png", "head_to_head.png"):
+        assert (out / name).read_bytes().startswith(PNG)
+    data = json.loads((out / "results.json").read_text())
+    assert data["config"]["games"] == 8 and data["config"]["mode"] == "rounds" and data["config"]["seed"] == 3
+    assert [a["agent"] for a in data["agents"]] == ["greedy", "random"]
+    assert sum(a["games"] for a in data["agents"]) == 8 * 2
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert [r["agent"] for r in rows] == ["greedy", "random"]
+    assert all(float(r["win_rate_low"]) <= float(r["win_rate"]) <= float(r["win_rate_high"]) for r in rows)
+
+
+BAD_CLI = [
+    (["--agents", "greedy", "nosuchbot"], "nosuchbot"),
+    (["--agents", "ppo:/no/such/model.zip", "random"], "/no/such/model.zip"),
+    (["--agents", "ppo:{corrupt}", "random"], "ppo:"),
+    (["--players", "1", "--agents", "random"], "players"),
+    (["--players", "9", "--agents", *["random"] * 9], "players"),
+    (["--players", "4", "--agents", "greedy", "random"], "4 seats need at least 4 agents"),
+    (["--agents", "greedy", "random", "--games", "0"], "games"),
+    (["--agents", "greedy", "random", "--games", "7"], "not a multiple of 2"),
+    (["--agents", "greedy", "random", "--games", "seven"], "--games"),
+    (["--agents", "greedy", "random", "--rules", "klingon"], "klingon"),
+    (["--agents", "greedy", "random", "--workers", "0"], "--workers"),
+    (["--agents", "greedy", "random", "--seed", "-1"], "seed"),
+    (["--agents", "greedy", "random", "--max-turns", "0"], "max_turns"),
+    (["--agents", "greedy", "random", "--out", "{corrupt}"], "not a folder"),
+]
+
+
+@pytest.mark.parametrize("args,needle", BAD_CLI, ids=[a[1] for a in BAD_CLI])
+def test_cli_refuses_bad_input_before_any_game(tmp_path, capsys, args, needle):
+    corrupt = tmp_path / "corrupt.zip"
+    corrupt.write_bytes(b"this is not a checkpoint")
+    args = [a.format(corrupt=corrupt) for a in args]
+    out = tmp_path / "out"
+    if "--games" not in args:
+        args += ["--games", "2"]
+    with pytest.raises(SystemExit) as exit_info:
+        sys.exit(load_evaluate().main(["--out", str(out), "--no-progress", *args]))
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("evaluate.py: error:"), captured.err
+    assert needle in lines[0]
+    assert captured.out == ""  # not even the plan: nothing ran
+    assert not out.exists()
+
+
+def test_cli_error_through_a_subprocess_is_one_line_and_status_2(tmp_path):
+    out = tmp_path / "out"
+    proc = run_cli("--agents", "greedy", "nosuchbot", "--games", "2", "--out", str(out))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "nosuchbot" in proc.stderr
+    assert proc.stdout == "" and not out.exists()
+
+
+# ----------------------------------------------------------------------------------------------
+# The API: schedule, determinism, statistics
+# ----------------------------------------------------------------------------------------------
+
+
+def test_every_agent_sits_in_every_seat_equally_and_replays_the_same_deals():
+    Spy.dealt = []
+    agents = [Spy("a"), Spy("b"), Spy("c")]
+    result = run_tournament(agents, num_players=2, games=3 * 2 * 2, seed=5, rounds=True, workers=1, progress=False)
+    plan = result.plan
+    assert plan.lineups == ((0, 1), (0, 2), (1, 2)) and plan.deals == 2
+    for stats in result.agents:
+        assert stats.games == 8 and stats.seat_games == [4, 4]
+    # Per deal and line-up, the rotations put each member in each seat once.
+    seats = defaultdict(Counter)
+    for record in result.records:
+        for seat, agent in enumerate(record.seats):
+            seats[record.deal, record.lineup][agent, seat] += 1
+    assert all(set(c.values()) == {1} and len(c) == 4 for c in seats.values())
+    # Duplicate deals: within a deal, every agent was dealt the same hands (one per seat).
+    dealt = defaultdict(lambda: defaultdict(set))
+    for i, record in enumerate(result.records):  # two dealt hands per game, in game order
+        for name, hand in Spy.dealt[2 * i : 2 * i + 2]:
+            dealt[record.deal][name].add(hand)
+    for deal, by_agent in dealt.items():
+        hands = list(by_agent.values())
+        assert all(h == hands[0] for h in hands) and len(hands[0]) == 2, deal
+    assert dealt[0]["a"] != dealt[1]["a"]  # another deal, other hands
+
+
+def test_more_agents_than_seats_use_every_combination():
+    plan = plan_tournament(["random"] * 4, num_players=3, games=12, seed=0)
+    assert len(plan.lineups) == 4 and plan.cycle == 12
+    counts = Counter(a for i in range(plan.games) for a in plan.game(i)[3])
+    assert set(counts.values()) == {9}
+    assert plan.labels == ("random", "random#2", "random#3", "random#4")
+
+
+def test_same_seed_same_results_for_one_or_two_workers_and_another_seed_differs():
+    kwargs = dict(agent_specs=["greedy", "random", "random"], num_players=2, games=12, rounds=True, progress=False)
+    one = run_tournament(seed=11, workers=1, **kwargs).to_dict(include_timing=False)
+    two = run_tournament(seed=11, workers=2, **kwargs).to_dict(include_timing=False)
+    again = run_tournament(seed=11, workers=1, **kwargs).to_dict(include_timing=False)
+    other = run_tournament(seed=12, workers=2, **kwargs).to_dict(include_timing=False)
+    assert one == two == again
+    assert one["agents"] != other["agents"]
+
+
+def test_full_games_statistics_add_up():
+    result = run_tournament(["greedy", "random"], num_players=2, games=4, seed=2, workers=1, progress=False)
+    total = sum(s.win_rate for s in result.agents)
+    assert total == pytest.approx(1.0)  # one line-up: every agent played every game
+    for s in result.agents:
+        assert s.games == 4 and s.rounds_per_game >= 1 and s.turns_per_game > 0 and s.moves > 0
+        assert s.rounds == sum(r.alive_rounds[r.seats.index(result.plan.labels.index(s.name))] for r in result.records)
+        low, high = s.win_interval
+        assert (low, high) == wilson_interval(s.wins, s.games)
+        assert low <= s.win_rate <= high
+    # Every round with a caller: one call; every call Assafed at most once.
+    rounds = sum(r.rounds for r in result.records)
+    assert sum(s.calls for s in result.agents) == rounds
+    assert sum(s.assafed for s in result.agents) <= rounds
+    assert sum(result.seat_wins) == pytest.approx(4)
+
+
+def test_wins_and_head_to_head_add_up_with_more_agents_than_seats():
+    result = run_tournament(["greedy", "random", "random"], num_players=2, games=12, seed=4, rounds=True,
+                            workers=1, progress=False)
+    assert sum(s.wins for s in result.agents) == pytest.approx(result.games)  # ties split the win
+    met, ahead, ties = result.head_to_head_games, result.head_to_head_ahead, result.head_to_head_ties
+    assert (met == met.T).all() and (ties == ties.T).all() and (met.diagonal() == 0).all()
+    off = ~np.eye(3, dtype=bool)
+    assert ((ahead + ahead.T + ties)[off] == met[off]).all()
+    assert (met[off] == 4).all()  # every pair shared a table 4 times: 2 deals x 2 rotations
+    rates = result.head_to_head()
+    assert math.isnan(rates[0, 0]) and rates[0, 1] + rates[1, 0] == pytest.approx(1.0)
+    text = result.table()
+    assert "greedy" in text and "random#2" in text and "rating ±2σ" in text
+
+
+def test_wilson_interval_against_a_hand_computed_value():
+    # p = 0.7, n = 10, z = 1.96: centre (0.7 + 0.19207) / 1.38415 = 0.64449,
+    # half-width 1.96 * sqrt(0.021 + 0.0096037) / 1.38415 = 0.24772.
+    low, high = wilson_interval(7, 10)
+    assert low == pytest.approx(0.39677, abs=1e-4) and high == pytest.approx(0.89221, abs=1e-4)
+    assert wilson_interval(0, 20)[0] == 0.0 and wilson_interval(20, 20)[1] == 1.0
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_ratings_rank_a_stronger_agent_higher():
+    result = run_tournament(["greedy", "random"], num_players=2, games=40, seed=0, rounds=True, workers=1,
+                            progress=False)
+    greedy, random_ = result.agent("greedy"), result.agent("random")
+    assert greedy.win_rate > random_.win_rate and greedy.mu > random_.mu
+    assert result.ranking()[0].name == "greedy"
+    assert greedy.sigma < 25 / 3  # the ratings moved from the prior
+
+
+BAD_API = [
+    (dict(agent_specs=["greedy", "nosuchbot"]), "nosuchbot"),
+    (dict(agent_specs=["ppo:/no/such/model.zip", "random"]), "/no/such/model.zip"),
+    (dict(agent_specs=["random"]), "2 seats need at least 2 agents"),
+    (dict(agent_specs="random"), "agents must be a list"),
+    (dict(agent_specs=["random", 3]), "an agent must be a name"),
+    (dict(num_players=1), "number of players"),
+    (dict(num_players=9), "number of players"),
+    (dict(games=0), "number of games"),
+    (dict(games=2.0), "number of games"),
+    (dict(games=3), "not a multiple of 2"),
+    (dict(seed=-3), "seed"),
+    (dict(rules="klingon"), "klingon"),
+    (dict(rules={"hand_size": 9}), "hand_size"),
+    (dict(num_players=8, rules={"hand_size": 7}, agent_specs=["random"] * 8, games=8), "cards"),
+    (dict(rounds="yes"), "rounds"),
+    (dict(workers=0), "workers"),
+    (dict(max_turns=0), "max_turns"),
+]
+
+
+@pytest.mark.parametrize("kwargs,needle", BAD_API, ids=[b[1] for b in BAD_API])
+def test_api_refuses_bad_input_before_any_game(kwargs, needle):
+    Spy.moves = 0
+    arguments = dict(agent_specs=[Spy(), "random"], num_players=2, games=2, seed=0, workers=1, progress=False)
+    arguments.update(kwargs)
+    with pytest.raises(ValueError, match=needle):
+        run_tournament(**arguments)
+    assert Spy.moves == 0
+
+
+class Cheat(Spy):
+    def act(self, view):
+        return YANIV  # even when the hand is too high
+
+
+def test_an_illegal_move_is_an_error_naming_the_agent():
+    with pytest.raises(ValueError, match="'cheat' in seat .* chose an illegal move"):
+        run_tournament([Cheat("cheat"), "random"], num_players=2, games=2, seed=0, rounds=True, workers=1,
+                       progress=False)
+
+
+class Staller(Spy):
+    def act(self, view):
+        return view.legal_moves[-1]  # never calls Yaniv
+
+
+def test_max_turns_caps_rounds_of_agents_that_never_end_them():
+    result = run_tournament([Staller("staller"), Staller("staller")], num_players=2, games=4, seed=0, rounds=True,
+                            max_turns=30, workers=1, progress=False)
+    assert result.capped_rounds == 4 and result.plan.rules.max_turns == 30
+    assert all(s.wins == 0 and s.points == 0 for s in result.agents)
+    assert (result.head_to_head_ties[0, 1], result.head_to_head_games[0, 1]) == (4, 4)
+    assert "cut by the turn cap" in result.table() and "capped at 30 turns" in result.table()
+
+
+def tiny_policy(path: Path, observations: int, actions: int, seed: int = 0) -> Path:
+    """A random two-layer policy saved as ppo weights (.npz)."""
+    from agents.ppo import NumpyPolicy
+
+    rng = np.random.default_rng(seed)
+    weights = [rng.normal(size=(8, observations)), rng.normal(size=(actions, 8))]
+    NumpyPolicy(weights, [np.zeros(8), np.zeros(actions)], "tanh").save(path)
+    return path
+
+
+def test_a_ppo_checkpoint_plays_and_a_misfit_one_is_refused_before_any_game(tmp_path):
+    from yaniv_env.encoding import Observer
+
+    observer = Observer(get_rules("default"), 2)
+    good = tiny_policy(tmp_path / "good.npz", observer.size, observer.table.size)
+    result = run_tournament([f"ppo:{good}", "random"], num_players=2, games=2, seed=0, rounds=True, max_turns=200,
+                            workers=1, progress=False)
+    assert result.agent(f"ppo:{good}").games == 2
+    bad = tiny_policy(tmp_path / "bad.npz", 10, observer.table.size)
+    out = tmp_path / "out"
+    proc = run_cli("--agents", f"ppo:{bad}", "random", "--games", "2", "--out", str(out))
+    assert proc.returncode == 2 and "cannot play 2 players" in proc.stderr and str(bad) in proc.stderr
+    assert proc.stdout == "" and not out.exists()
+
