@@ -249,6 +249,19 @@ def test_gym_view_plays_opponents_and_gives_the_final_reward():
         env.step(0)
 
 
+def test_gym_view_never_starts_an_episode_that_is_already_over():
+    """Opponents that call Yaniv at once can end a deal before the learner moves: reset skips it."""
+
+    def eager(observation, mask):
+        return len(mask) - 3 if mask[len(mask) - 3] else int(np.flatnonzero(mask)[0])  # Yaniv when allowed
+
+    env = yaniv_env.YanivGymEnv(num_players=4, opponents=eager, rules=Rules(yaniv_threshold=30))
+    for seed in range(30):
+        env.reset(seed=seed)
+        assert env.aec.agent_selection == env.learner and env.action_masks().any()
+        _, _, terminated, truncated, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+
+
 def test_gym_view_penalizes_or_raises_on_illegal_actions():
     env = yaniv_env.YanivGymEnv(num_players=2)
     env.reset(seed=0)

@@ -11,6 +11,8 @@
   callable ``(observation, action_mask) -> action``. The default plays uniformly at random among
   the legal moves (seeded by ``reset``).
 * Seat: random each episode (from the reset seed) unless ``seat`` fixes it.
+* ``reset()`` deals until the learner gets a turn: a deal that an opponent ends with a Yaniv
+  before the learner's first move is dropped (it would be an episode without an action).
 * ``step()`` plays the learner's action, then the opponents until it is the learner's turn again
   or the episode ends. The reward is the sum of what the learner received since its last action
   (the rewards of ``yaniv_env.aec``); when the episode ends on an opponent's move the learner
@@ -118,14 +120,19 @@ class YanivGymEnv(gym.Env):
             for policy in {id(p): p for p in self._opponents or self._others}.values():
                 if hasattr(policy, "reset"):
                     policy.reset(int(self.np_random.integers(2**63)))
-        self.aec.reset(seed=int(self.np_random.integers(2**63)), options=options)
-        self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.num_players))
-        self.learner = self.aec.possible_agents[self.seat]
-        self._ended = False
-        reward, done = self._play_opponents()
-        # An episode cannot end before the learner's first turn (a Yaniv needs a turn each), so
-        # the reward here is always zero.
-        return self._observe(done)
+        # An opponent seated before the learner may call Yaniv on its very first turn and end
+        # the episode before the learner acts. Gymnasium has no way to start an episode that is
+        # already over, so such a deal is dropped and the next one played (from the same seed
+        # stream, so determinism holds).
+        for _ in range(1000):
+            self.aec.reset(seed=int(self.np_random.integers(2**63)), options=options)
+            self.seat = self.fixed_seat if self.fixed_seat is not None else int(self.np_random.integers(self.num_players))
+            self.learner = self.aec.possible_agents[self.seat]
+            self._ended = False
+            _, done = self._play_opponents()
+            if not done:
+                return self._observe(done)
+        raise RuntimeError("1000 deals in a row ended before the learner's first turn")
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._done() or self.aec.agent_selection != self.learner:
