@@ -57,6 +57,7 @@ class TrainConfig:
     players: str = _f("4", "Seats per table: a count such as 4, or a range such as 2-4 drawn per episode.")
     rules: str = _f("default", f"Rules preset: {', '.join(PRESETS)}.")
     episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
+    max_turns: int = _f(500, "Turns after which a training episode is truncated and an evaluation round ends.")
     n_envs: int = _f(8, "Environments stepped together (DummyVecEnv).")
     n_steps: int = _f(256, "Steps per environment per rollout.")
     batch_size: int = _f(512, "Minibatch size of the PPO update.")
@@ -94,7 +95,7 @@ class TrainConfig:
                 raise ConfigError(f"config key {key!r}: {message}, got {getattr(self, key)!r}")
 
         need(bool(self.name) and "/" not in self.name and self.name not in (".", ".."), "name", "a plain folder name")
-        for key in ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
+        for key in ("total_timesteps", "max_turns", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
                     "snapshot_every", "pool_size", "checkpoint_every", "eval_games"):
             need(getattr(self, key) >= 1, key, "an integer >= 1")
         need(self.eval_every >= 0, "eval_every", "an integer >= 0")
@@ -288,7 +289,10 @@ class SelfPlayEnv(gym.Env):
         self.pool = pool
         self.rng = np.random.default_rng(seed)
         self.counts = config.player_counts
-        self.tables = {n: YanivGymEnv(num_players=n, rules=config.rules, episode=config.episode) for n in self.counts}
+        self.tables = {
+            n: YanivGymEnv(num_players=n, rules=config.rules, episode=config.episode, max_turns=config.max_turns)
+            for n in self.counts
+        }
         first = self.tables[self.counts[0]]
         self.observation_space = first.observation_space
         self.action_space = first.action_space
@@ -344,19 +348,29 @@ def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]
 
 
 def evaluate_policy(
-    policy: NumpyPolicy, opponent: str, num_players: int, games: int, seed: int, rules: str, episode: str = "game"
+    policy: NumpyPolicy,
+    opponent: str,
+    num_players: int,
+    games: int,
+    seed: int,
+    rules: str,
+    episode: str = "game",
+    max_turns: int = 500,
 ) -> dict[str, float]:
     """The policy in one seat, ``opponent`` bots in the others; the seat rotates game by game and
-    each deal is replayed at every seat (duplicate format)."""
+    each deal is replayed at every seat (duplicate format). A round reaching ``max_turns`` ends
+    with no winner (bots can trade cards forever)."""
     from agents.registry import make_agent
+    from yaniv.rules import get_rules
 
+    capped = get_rules(rules).replace(max_turns=max_turns)
     learner = PPOAgent(policy, name="learner")
     bots = [make_agent(opponent) for _ in range(num_players - 1)]
     wins = rounds = points = calls = assafed = illegal = turns = 0.0
     played = 0
     for g in range(games):
         deal, seat = divmod(g, num_players)
-        game = Game(num_players, rules, seed=seed * 1_000_003 + deal, single_round=episode == "round")
+        game = Game(num_players, capped, seed=seed * 1_000_003 + deal, single_round=episode == "round")
         learner.reset(seed + g)
         for i, bot in enumerate(bots):
             bot.reset(seed + g * 16 + i)
@@ -525,7 +539,8 @@ class SelfPlayCallback(BaseCallback):
         results = {}
         for opponent in c.eval_opponents:
             stats = evaluate_policy(
-                policy, opponent, players, c.eval_games, seed=c.seed + 7919, rules=c.rules, episode=c.eval_episode
+                policy, opponent, players, c.eval_games, seed=c.seed + 7919, rules=c.rules,
+                episode=c.eval_episode, max_turns=c.max_turns,
             )
             results[opponent] = stats
             for key, value in stats.items():
