@@ -31,7 +31,6 @@ import gymnasium as gym
 import numpy as np
 
 from agents.ppo import NumpyPolicy, PPOAgent
-from yaniv import Game
 from yaniv.rules import PRESETS
 from yaniv_env.gym_env import YanivGymEnv
 
@@ -337,16 +336,6 @@ class SelfPlayEnv(gym.Env):
 # ----------------------------------------------------------------------------------------------
 
 
-def wilson_interval(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 def evaluate_policy(
     policy: NumpyPolicy,
     opponent: str,
@@ -357,51 +346,31 @@ def evaluate_policy(
     episode: str = "game",
     max_turns: int = 500,
 ) -> dict[str, float]:
-    """The policy in one seat, ``opponent`` bots in the others; the seat rotates game by game and
-    each deal is replayed at every seat (duplicate format). A round reaching ``max_turns`` ends
-    with no winner (bots can trade cards forever)."""
-    from agents.registry import make_agent
-    from yaniv.rules import get_rules
+    """The policy against ``opponent`` bots in every other seat: a tournament of ``games`` (rounded
+    up to whole seat rotations; see ``agents.tournament``) on duplicate deals, in this process.
+    A round reaching ``max_turns`` ends with no winner (bots can trade cards forever). The
+    tournament stops with an error naming the agent on any illegal move, so a finished
+    evaluation had none."""
+    from agents.tournament import run_tournament
 
-    capped = get_rules(rules).replace(max_turns=max_turns)
+    games = -(-games // num_players) * num_players
     learner = PPOAgent(policy, name="learner")
-    bots = [make_agent(opponent) for _ in range(num_players - 1)]
-    wins = rounds = points = calls = assafed = illegal = turns = 0.0
-    played = 0
-    for g in range(games):
-        deal, seat = divmod(g, num_players)
-        game = Game(num_players, capped, seed=seed * 1_000_003 + deal, single_round=episode == "round")
-        learner.reset(seed + g)
-        for i, bot in enumerate(bots):
-            bot.reset(seed + g * 16 + i)
-        agents = bots[:seat] + [learner] + bots[seat:]
-        while not game.is_over:
-            view = game.view(game.current)
-            move = agents[game.current].act(view)
-            if game.current == seat and move not in view.legal_moves:
-                illegal += 1
-                move = view.legal_moves[0]
-            game.apply(move)
-            turns += 1
-        played += 1
-        wins += (seat in game.winners) / max(1, len(game.winners))
-        for result in game.results:
-            rounds += 1
-            points += result.points[seat]
-            if result.caller == seat:
-                calls += 1
-                assafed += bool(result.assafers)
-    low, high = wilson_interval(wins, played)
+    result = run_tournament(
+        [learner] + [opponent] * (num_players - 1), num_players, games, seed=seed, rules=rules,
+        rounds=episode == "round", workers=1, progress=False, max_turns=max_turns,
+    )
+    stats = next(a for a in result.agents if a.name == "learner")
+    low, high = stats.win_interval
     return {
-        "win_rate": wins / played,
+        "win_rate": stats.win_rate,
         "win_rate_low": low,
         "win_rate_high": high,
-        "points_per_round": points / rounds,
-        "yaniv_per_round": calls / rounds,
-        "assafed_rate": assafed / calls if calls else 0.0,
-        "rounds_per_game": rounds / played,
-        "illegal_actions": illegal,
-        "games": played,
+        "points_per_round": stats.points_per_round or 0.0,
+        "yaniv_per_round": stats.calls_per_round or 0.0,
+        "assafed_rate": stats.assafed_per_call or 0.0,
+        "rounds_per_game": stats.rounds_per_game or 0.0,
+        "illegal_actions": 0,
+        "games": stats.games,
     }
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.training import ConfigError, TrainConfig, load_config, wilson_interval
+from agents.training import ConfigError, TrainConfig, load_config
 
 ROOT = Path(__file__).parents[1]
 TINY = [
@@ -127,12 +127,6 @@ def test_config_precedence_defaults_then_yaml_then_overrides(tmp_path):
 def test_every_config_file_loads():
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         load_config(path)
-
-
-def test_wilson_interval_matches_a_hand_computed_value():
-    # 30 wins in 50: p = 0.6, z = 1.96 -> centre 0.5890, half-width 0.1316 (worked by hand)
-    low, high = wilson_interval(30, 50)
-    assert low == pytest.approx(0.4618, abs=1e-3) and high == pytest.approx(0.7239, abs=1e-3)
 
 
 @pytest.mark.slow
