@@ -22,7 +22,7 @@ import numpy as np
 
 from agents.base import SeededAgent
 from yaniv import Game, Move, PlayerView
-from yaniv.rules import Rules, get_rules
+from yaniv.rules import Rules
 
 ACTIVATIONS = {
     "tanh": np.tanh,
@@ -167,6 +167,3 @@ class PPOAgent(SeededAgent):
         action = self.policy.act(observation, mask, self.rng if self.sample else None)
         return observer.table.to_move(action, game)
 
-
-def rules_from_meta(meta: dict) -> Rules:
-    return get_rules(meta.get("rules", "default"))

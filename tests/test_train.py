@@ -124,9 +124,13 @@ def test_config_precedence_defaults_then_yaml_then_overrides(tmp_path):
         load_config(path)
 
 
-def test_every_config_file_loads():
-    for path in sorted((ROOT / "configs").glob("*.yaml")):
-        load_config(path)
+def test_every_config_file_loads_and_names_its_own_run():
+    paths = sorted((ROOT / "configs").glob("*.yaml"))
+    assert {p.stem for p in paths} >= {"default", "quick", "heads_up"}
+    for path in paths:
+        assert load_config(path).name == path.stem, f"{path.name} would train into another config's run"
+    assert load_config(ROOT / "configs" / "default.yaml").player_counts == (4,)
+    assert load_config(ROOT / "configs" / "heads_up.yaml").player_counts == (2,)
 
 
 @pytest.mark.slow
