@@ -1,4 +1,8 @@
-"""Strategies that play Yaniv through one protocol (``agents.base.Agent``)."""
+"""Strategies that play Yaniv through one protocol (``agents.base.Agent``), and bots for other programs.
+
+``load_bot(spec)`` (``agents.bots``) answers JSON protocol states; it is imported on first use, so
+``import agents`` stays light (no gymnasium, no torch).
+"""
 
 from agents.base import Agent, SeededAgent, play_game
 from agents.greedy import GreedyAgent
@@ -9,5 +13,13 @@ from agents.search import SearchAgent
 
 __all__ = [
     "AGENT_NAMES", "Agent", "GreedyAgent", "HeuristicAgent", "RandomAgent", "SearchAgent", "SeededAgent",
-    "make_agent", "play_game",
+    "load_bot", "make_agent", "play_game",
 ]
+
+
+def __getattr__(name: str):
+    if name == "load_bot":
+        from agents.bots import load_bot
+
+        return load_bot
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")

@@ -47,7 +47,7 @@ from typing import Sequence
 
 from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Move, PlayerView
 from yaniv.cards import NUM_STANDARD
-from yaniv.game import DISCARD, KEEP, SLAMDOWN, SLAMDOWN_PHASE
+from yaniv.game import DISCARD, KEEP, SLAMDOWN, SLAMDOWN_PHASE, STATE
 from yaniv.melds import classify, drawable_cards, legal_discards
 from yaniv.rules import Rules
 
@@ -280,7 +280,7 @@ class HeuristicAgent(SeededAgent):
         # Pile draws that would keep a long round going in circles cost extra (see ``call_limit``).
         own_turns = view.turn // max(1, sum(view.alive))
         pile_cost = self.impatience * 10 * max(0, own_turns - self.patience)
-        thrown = {c for e in view.events if e.player == view.player for c in e.cards}
+        thrown = {c for e in view.events if e.player == view.player and e.kind != STATE for c in e.cards}
         scored: list[tuple[float, int, Move]] = []
         kept_cache: dict[tuple[int, ...], tuple[list[int], float]] = {}
         for i, m in enumerate(view.legal_moves):

@@ -10,6 +10,9 @@ spec                   agent
 ``search:N``           ``SearchAgent`` with N rollouts per decision
 ``ppo:PATH``           ``PPOAgent`` playing the policy in PATH: weights (``.npz``, safe to load)
                        or an SB3 checkpoint (``.zip``, a pickle: trusted files only)
+``onnx:DIR``           ``PPOAgent`` playing an exported bot (``python -m agents.export``)
+                       with onnxruntime
+``default``            the exported bot shipped with the package
 =====================  ============================================================
 """
 
@@ -19,7 +22,7 @@ from pathlib import Path
 
 from agents.base import Agent
 
-AGENT_NAMES = ("random", "greedy", "heuristic", "search", "ppo")
+AGENT_NAMES = ("random", "greedy", "heuristic", "search", "ppo", "onnx", "default")
 
 
 def check_spec(spec: str) -> None:
@@ -28,7 +31,7 @@ def check_spec(spec: str) -> None:
         raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:PATH', got {spec!r}")
     name, sep, arg = spec.partition(":")
     if name not in AGENT_NAMES:
-        raise ValueError(f"unknown agent {spec!r}; known: {', '.join(AGENT_NAMES)} (ppo:PATH, search:BUDGET)")
+        raise ValueError(f"unknown agent {spec!r}; known: {', '.join(AGENT_NAMES)} (ppo:PATH, onnx:DIR, search:BUDGET)")
     if name == "search" and sep:
         if not arg.isdigit() or int(arg) < 1:
             raise ValueError(f"agent {spec!r}: the search budget must be a whole number >= 1")
@@ -37,8 +40,16 @@ def check_spec(spec: str) -> None:
             raise ValueError("agent 'ppo' needs a policy file: ppo:PATH")
         if not Path(arg).is_file():
             raise ValueError(f"agent {spec!r}: no policy file at {arg}")
+    elif name == "onnx":
+        if not (Path(arg) / "bot.json").is_file() or not (Path(arg) / "model.onnx").is_file():
+            raise ValueError(f"agent {spec!r}: no exported bot (bot.json + model.onnx) in {arg or 'the folder'!r}")
     elif sep:
         raise ValueError(f"agent {spec!r}: {name} takes no argument")
+    elif name == "default":
+        from agents.bots import default_bot_dir
+
+        if not (default_bot_dir() / "bot.json").is_file():
+            raise ValueError(f"the default bot is missing from this installation (expected in {default_bot_dir()})")
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
@@ -61,6 +72,12 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         from agents.search import SearchAgent
 
         return SearchAgent(seed, budget=int(arg)) if arg else SearchAgent(seed)
-    from agents.ppo import PPOAgent, load_policy
+    from agents.ppo import PPOAgent
+
+    if name in ("onnx", "default"):
+        from agents.bots import ExportedPolicy, default_bot_dir
+
+        return PPOAgent(ExportedPolicy(arg or default_bot_dir()), seed, name=spec)
+    from agents.ppo import load_policy
 
     return PPOAgent(load_policy(arg), seed, name=spec)

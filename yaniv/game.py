@@ -53,8 +53,9 @@ PLAY: Final = "play"
 SLAMDOWN_PHASE: Final = "slamdown"
 OVER: Final = "over"
 
-# Event kinds in ``Game.events`` (this round's public history).
+# Event kinds in ``Game.events`` (this round's public history), besides the move kinds.
 RESHUFFLE: Final = "reshuffle"
+STATE: Final = "state"  # the record starts mid-round (a game rebuilt from a protocol state)
 
 
 _new = tuple.__new__
@@ -80,7 +81,10 @@ KEEP: Final = Move(KEEP_CARD)
 class Event(NamedTuple):
     """One public happening of the round: a discard (with its draw), a slamdown, a call, a reshuffle.
 
-    ``drew`` is the card taken from the pile, or ``DECK`` (the card stays hidden).
+    ``drew`` is the card taken from the pile, or ``DECK`` (the card stays hidden). A round whose
+    beginning is not on record (rebuilt from a ``yaniv.protocol`` state) opens with one ``STATE``
+    event per seat: ``cards`` are the seat's cards known to all, ``drew`` the count of its other
+    (hidden) cards, all of them dealt from one shuffled deck.
     """
 
     kind: str
@@ -571,6 +575,10 @@ class Game:
             if event.kind == RESHUFFLE:
                 pools.append(frozenset(event.cards))
                 continue
+            if event.kind == STATE:
+                known[p] = set(event.cards)
+                hidden[p] = defaultdict(int, {0: event.drew})
+                continue
             for c in event.cards:  # a discard or a slamdown reveals cards
                 if c in known[p]:
                     known[p].discard(c)
@@ -583,6 +591,10 @@ class Game:
                     known[p].add(event.drew)
         if [frozenset(k) for k in known] != list(view.known):
             raise ValueError("the view's known cards do not follow from its events")
+        for q in range(n):
+            held = sum(hidden[q].values()) + len(known[q])
+            if q != me and held != view.hand_sizes[q]:
+                raise ValueError(f"the view is inconsistent: its events leave seat {q} {held} cards, not {view.hand_sizes[q]}")
 
         seen = set(view.hand) | set(view.pile) | {c for q in range(n) if q != me for c in known[q]}
         unseen: dict[int, list[int]] = defaultdict(list)

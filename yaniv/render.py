@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from yaniv.cards import cards_str, hand_points
-from yaniv.game import DECK, DISCARD, OVER, RESHUFFLE, SLAM, SLAMDOWN_PHASE, Event, Game, RoundResult
+from yaniv.game import CALL, DECK, DISCARD, OVER, RESHUFFLE, SLAM, SLAMDOWN_PHASE, STATE, Event, Game, RoundResult
 
 
 def render_game(game: Game, viewer: int | None = None) -> str:
@@ -48,7 +48,12 @@ def describe_event(event: Event) -> str:
         return f"P{event.player} slammed down {cards_str(event.cards)}"
     if event.kind == RESHUFFLE:
         return f"the pile ({len(event.cards)} cards) was shuffled into a new deck"
-    return f"P{event.player} called Yaniv!"
+    if event.kind == STATE:
+        shown = f": {cards_str(event.cards)} known" if event.cards else ""
+        return f"P{event.player} holds {len(event.cards) + event.drew} cards{shown} (the round joined in progress)"
+    if event.kind == CALL:
+        return f"P{event.player} called Yaniv!"
+    return f"P{event.player}: {event.kind}"
 
 
 def describe_result(result: RoundResult) -> str:

@@ -78,6 +78,7 @@ from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE
 from yaniv.melds import classify, legal_discards
 from yaniv.rules import MAX_HAND, Rules
 
+LAYOUT_VERSION: Final = 1  # bump whenever the observation layout or the action table changes
 MAX_SEATS: Final = 8
 MAX_DRAWABLE: Final = 5
 DRAW_SOURCES: Final = 1 + MAX_DRAWABLE  # the deck, then up to five drawable pile cards

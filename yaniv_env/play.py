@@ -170,7 +170,7 @@ def bot_specs(bots: str | Sequence[str], players: int) -> list[str]:
     """One checked agent spec per bot seat, in seat order; ValueError naming a bad spec.
 
     A shorter list is filled with its last spec; a spec naming an existing file (or a run folder
-    with a ``policy.npz``) becomes ``ppo:PATH``.
+    with a ``policy.npz``) becomes ``ppo:PATH``, an exported bot's folder ``onnx:PATH``.
     """
     from agents.registry import check_spec  # agents imports yaniv_env: import it only when playing
 
@@ -186,7 +186,9 @@ def bot_specs(bots: str | Sequence[str], players: int) -> list[str]:
             check_spec(spec)
         except ValueError as error:
             path = Path(spec)
-            if path.is_dir() and (path / "policy.npz").is_file():
+            if path.is_dir() and (path / "bot.json").is_file():
+                spec = f"onnx:{path}"
+            elif path.is_dir() and (path / "policy.npz").is_file():
                 spec = f"ppo:{path / 'policy.npz'}"
             elif path.is_file():
                 spec = f"ppo:{path}"
@@ -200,7 +202,7 @@ def bot_specs(bots: str | Sequence[str], players: int) -> list[str]:
 
 def _label(spec: str) -> str:
     name, _, arg = spec.partition(":")
-    return f"ppo:{Path(arg).name}" if name == "ppo" else spec
+    return f"{name}:{Path(arg).name}" if name in ("ppo", "onnx") else spec
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,184 @@
+"""Export a trained policy as an ONNX model plus a JSON metadata file, for programs without torch.
+
+    python -m agents.export CHECKPOINT OUT_DIR
+
+CHECKPOINT is a policy's weights (``.npz``, as train.py writes them) or an SB3 MaskablePPO
+checkpoint (``.zip``: a pickle underneath, so trusted files only). OUT_DIR receives:
+
+``model.onnx``
+    inputs ``observation`` (float32, [batch, observation size]) and ``action_mask`` (bool,
+    [batch, actions]); outputs ``masked_logits`` (float32, [batch, actions], -inf where the mask
+    is false) and ``action`` (int64, [batch], the best legal action). The graph is the policy's
+    actor, written layer by layer from its weights (MatMul, Add, Tanh/Relu), so it needs nothing
+    but ONNX itself: onnxruntime, or any other ONNX runtime, in any language.
+``bot.json``
+    what a loader must know: the format, the observation layout (version and segments), the action
+    table (hand size, ids), the rules the policy was trained for, the network's shape, and the
+    SHA-256 of the model and of the checkpoint it came from.
+
+``agents.load_bot(OUT_DIR)`` plays the exported bot with onnxruntime alone. Loading it runs no code
+from the files: ONNX is a protobuf of tensors and operators, bot.json is data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.ppo import NumpyPolicy, load_policy
+from yaniv.rules import get_rules
+from yaniv_env.encoding import DRAW_SOURCES, LAYOUT_VERSION, action_table, observation_layout
+
+BOT_FORMAT = "yaniv-bot/1"
+MODEL_FILE = "model.onnx"
+META_FILE = "bot.json"
+OPSET = 17
+IR_VERSION = 8  # the IR that opset 17 came with: readable by onnxruntime >= 1.13
+
+
+def hand_size_for(policy: NumpyPolicy) -> int:
+    """The hand size whose observation and action table fit the policy's input and output sizes."""
+    for h in range(1, 8):
+        if sum(size for _, size in observation_layout(h)) == policy.observation_size and action_table(h).size == policy.num_actions:
+            return h
+    raise ValueError(
+        f"the policy takes {policy.observation_size} inputs and gives {policy.num_actions} actions: "
+        "no hand size's observation layout and action table fit"
+    )
+
+
+def onnx_model(policy: NumpyPolicy) -> Any:
+    """The policy's actor as an ``onnx.ModelProto`` (observation, action_mask) -> (masked_logits, action)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    n_obs, n_act = policy.observation_size, policy.num_actions
+    initializers, nodes = [], []
+    h = "observation"
+    last = len(policy.weights) - 1
+    for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
+        initializers += [numpy_helper.from_array(w.astype(np.float32), f"w{i}"), numpy_helper.from_array(b.astype(np.float32), f"b{i}")]
+        nodes.append(helper.make_node("MatMul", [h, f"w{i}"], [f"mm{i}"]))
+        out = "logits" if i == last else f"pre{i}"
+        nodes.append(helper.make_node("Add", [f"mm{i}", f"b{i}"], [out]))
+        if i < last:
+            nodes.append(helper.make_node(policy.activation.capitalize(), [out], [f"h{i}"]))
+            h = f"h{i}"
+    initializers.append(numpy_helper.from_array(np.array([-np.inf], dtype=np.float32), "minus_inf"))
+    nodes.append(helper.make_node("Where", ["action_mask", "logits", "minus_inf"], ["masked_logits"]))
+    nodes.append(helper.make_node("ArgMax", ["masked_logits"], ["action_2d"], axis=1, keepdims=1))
+    initializers.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
+    nodes.append(helper.make_node("Squeeze", ["action_2d", "axis1"], ["action"]))
+    graph = helper.make_graph(
+        nodes,
+        "yaniv_policy",
+        [
+            helper.make_tensor_value_info("observation", TensorProto.FLOAT, ["batch", n_obs]),
+            helper.make_tensor_value_info("action_mask", TensorProto.BOOL, ["batch", n_act]),
+        ],
+        [
+            helper.make_tensor_value_info("masked_logits", TensorProto.FLOAT, ["batch", n_act]),
+            helper.make_tensor_value_info("action", TensorProto.INT64, ["batch"]),
+        ],
+        initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="yaniv-rl agents.export")
+    model.ir_version = IR_VERSION
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def bot_metadata(policy: NumpyPolicy, model_bytes: bytes, source: Path | None) -> dict[str, Any]:
+    from yaniv.protocol import rules_to_json
+
+    hand_size = hand_size_for(policy)
+    rules = get_rules(policy.meta.get("rules", "default"))
+    if rules.hand_size != hand_size:
+        rules = rules.replace(hand_size=hand_size)
+    table = action_table(hand_size)
+    return {
+        "format": BOT_FORMAT,
+        "model": MODEL_FILE,
+        "model_sha256": _sha256(model_bytes),
+        "inputs": {"observation": ["batch", policy.observation_size], "action_mask": ["batch", policy.num_actions]},
+        "outputs": {"masked_logits": ["batch", policy.num_actions], "action": ["batch"]},
+        "observation": {
+            "layout_version": LAYOUT_VERSION,
+            "size": policy.observation_size,
+            "segments": [[name, size] for name, size in observation_layout(hand_size)],
+            "doc": "yaniv_env.encoding (module docstring)",
+        },
+        "actions": {
+            "size": table.size,
+            "hand_size": hand_size,
+            "draw_sources": DRAW_SOURCES,
+            "discard": f"(m - 1) * {DRAW_SOURCES} + d for slot subset bit mask m (1..{table.num_subsets}) "
+                       f"and draw source d (0 deck, 1..{DRAW_SOURCES - 1} drawable pile cards)",
+            "yaniv": table.yaniv,
+            "slamdown": table.slamdown,
+            "keep": table.keep,
+        },
+        "rules": rules_to_json(rules),
+        "network": {
+            "hidden": [int(w.shape[1]) for w in policy.weights[:-1]],
+            "activation": policy.activation,
+        },
+        "training": {k: v for k, v in policy.meta.items() if k != "rules"},
+        "source": None if source is None else {"file": source.name, "sha256": _sha256(source.read_bytes())},
+    }
+
+
+def export_policy(policy: NumpyPolicy, out_dir: str | Path, source: Path | None = None) -> Path:
+    """Write ``model.onnx`` and ``bot.json`` into ``out_dir`` (created if needed); returns the folder.
+
+    Both files are written to temporary names first and renamed into place, so an interrupted export
+    never leaves a half-written bot where a good one was.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} exists and is not a folder")
+    model_bytes = onnx_model(policy).SerializeToString()
+    meta = bot_metadata(policy, model_bytes, source)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in ((MODEL_FILE, model_bytes), (META_FILE, (json.dumps(meta, indent=2) + "\n").encode())):
+        tmp = out / (name + ".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(out / name)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m agents.export",
+        description="Export a trained policy as ONNX + bot.json (loadable with onnxruntime alone).",
+    )
+    parser.add_argument("checkpoint", type=Path, help="policy weights (.npz) or an SB3 checkpoint (.zip, trusted files only)")
+    parser.add_argument("out_dir", type=Path, help="folder for model.onnx and bot.json")
+    args = parser.parse_args(argv)
+    try:
+        policy = load_policy(args.checkpoint)
+        out = export_policy(policy, args.out_dir, source=args.checkpoint)
+    except ValueError as error:
+        print(f"export: {error}", file=sys.stderr)
+        return 2
+    meta = json.loads((out / META_FILE).read_text())
+    print(
+        f"wrote {out / MODEL_FILE} ({(out / MODEL_FILE).stat().st_size // 1024} KiB) and {out / META_FILE}: "
+        f"{meta['observation']['size']} observations -> {meta['actions']['size']} actions, "
+        f"hidden {meta['network']['hidden']} {meta['network']['activation']}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

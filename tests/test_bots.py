@@ -1,0 +1,216 @@
+"""Bots for other programs: load_bot, the ONNX export, the stdin/stdout server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents import load_bot, make_agent
+from agents.bots import ExportedPolicy
+from agents.export import export_policy, main as export_main
+from agents.ppo import NumpyPolicy
+from yaniv import Game
+from yaniv.protocol import ProtocolError, apply_move, state_for
+from yaniv_env.encoding import Observer
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def play_through_bots(bots, num_players=3, seed=0, moves=150):
+    """A game whose every move is a bot's answer to the protocol state; returns the states seen."""
+    game = Game(num_players, seed=seed)
+    states = []
+    for _ in range(moves):
+        if game.is_over:
+            break
+        state = json.loads(json.dumps(state_for(game, game.current)))
+        states.append(state)
+        apply_move(game, bots[game.current % len(bots)].choose(state))
+    return states
+
+
+@pytest.mark.parametrize("spec", ["random", "greedy", "heuristic", "search:8", "default"])
+def test_every_bot_answers_states_with_legal_moves(spec):
+    states = play_through_bots([load_bot(spec, seed=1), load_bot("random")], moves=60)
+    assert len(states) >= 30
+
+
+def test_the_same_state_gets_the_same_move():
+    state = state_for(Game(4, seed=9), 0)
+    for spec in ("random", "search:8", "default"):
+        assert load_bot(spec, seed=3).choose(state) == load_bot(spec, seed=3).choose(json.dumps(state))
+
+
+def test_a_bot_refuses_states_it_cannot_answer():
+    bot = load_bot("greedy")
+    game = Game(3, seed=2)
+    with pytest.raises(ProtocolError, match="a bot moves only on its own turn"):
+        bot.choose(state_for(game, (game.current + 1) % 3))
+    with pytest.raises(ProtocolError, match="not JSON"):
+        bot.choose("{'hand': }")
+
+
+@pytest.mark.parametrize(
+    "spec,words",
+    [("alphago", "unknown agent"), ("ppo:nowhere.npz", "no policy file"), ("onnx:/nonexistent", "no exported bot"),
+     ("search:zero", "search budget")],
+)
+def test_bad_bot_specs_are_named(spec, words):
+    with pytest.raises(ValueError, match=words):
+        load_bot(spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Export
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A small MaskablePPO checkpoint whose weights are spread out, so its logits rarely tie."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from yaniv_env.gym_env import YanivGymEnv
+
+    torch.manual_seed(0)
+    model = MaskablePPO("MlpPolicy", YanivGymEnv(num_players=3), policy_kwargs={"net_arch": [32, 32]}, seed=0, device="cpu")
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.normal_(0.0, 0.3)
+    path = tmp_path_factory.mktemp("ckpt") / "model.zip"
+    model.save(path)
+    return path
+
+
+def test_an_exported_bot_picks_the_checkpoints_moves(checkpoint, tmp_path):
+    """On 600 positions of 2-4 player games the ONNX bot and the SB3 checkpoint choose the same action."""
+    from sb3_contrib import MaskablePPO
+
+    assert export_main([str(checkpoint), str(tmp_path / "bot")]) == 0
+    exported = ExportedPolicy(tmp_path / "bot")
+    model = MaskablePPO.load(checkpoint, device="cpu")
+    compared = 0
+    for num_players in (2, 3, 4):
+        observer = Observer(Game(num_players).rules, num_players)
+        game, agent = Game(num_players, seed=num_players), make_agent("random", seed=0)
+        while compared < 200 * (num_players - 1):
+            if game.is_over:
+                game = Game(num_players, seed=compared)
+            obs, mask = observer.observe(game, game.current), observer.action_mask(game, game.current)
+            theirs, _ = model.predict(obs, action_masks=mask.astype(bool), deterministic=True)
+            assert exported.act(obs, mask) == int(theirs)
+            compared += 1
+            game.apply(agent.act(game.view(game.current)))
+    # Batches give the same answers as single observations.
+    obs = np.stack([observer.observe(game, game.current)] * 3)
+    masks = np.stack([observer.action_mask(game, game.current)] * 3)
+    assert np.array_equal(exported.masked_logits(obs, masks)[1], exported.masked_logits(obs[0], masks[0]))
+
+
+def test_exported_bots_load_without_torch_or_sb3(tmp_path):
+    export_policy(_policy(), tmp_path / "bot")
+    state = json.dumps(state_for(Game(3, seed=4), 0))
+    code = (
+        "import sys, json\n"
+        "for name in ('torch', 'stable_baselines3', 'sb3_contrib'):\n"
+        "    sys.modules[name] = None  # any import of them now fails\n"
+        "from agents import load_bot\n"
+        f"print(json.dumps(load_bot({str(tmp_path / 'bot')!r}).choose({state!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["action"] in ("discard", "yaniv")
+
+
+def _policy(hidden=16, seed=0):
+    rng = np.random.default_rng(seed)
+    observer = Observer(Game(2).rules, 2)
+    sizes = [observer.size, hidden, hidden, observer.table.size]
+    weights = [rng.normal(0, 0.3, (o, i)).astype(np.float32) for i, o in zip(sizes, sizes[1:])]
+    biases = [rng.normal(0, 0.1, o).astype(np.float32) for o in sizes[1:]]
+    return NumpyPolicy(weights, biases, "relu", {"rules": "german"})
+
+
+def test_export_writes_the_metadata_a_loader_needs(tmp_path):
+    policy = _policy()
+    export_policy(policy, tmp_path)
+    meta = json.loads((tmp_path / "bot.json").read_text())
+    assert meta["format"] == "yaniv-bot/1" and meta["rules"] == "german"
+    assert meta["actions"]["size"] == 189 and meta["actions"]["yaniv"] == 186
+    assert sum(size for _, size in meta["observation"]["segments"]) == meta["observation"]["size"] == 844
+    assert meta["network"] == {"hidden": [16, 16], "activation": "relu"}
+    observer = Observer(Game(2).rules, 2)
+    game = Game(2, seed=1)
+    obs, mask = observer.observe(game, 0), observer.action_mask(game, 0)
+    np.testing.assert_allclose(ExportedPolicy(tmp_path).masked_logits(obs, mask), policy.masked_logits(obs, mask), rtol=1e-5, atol=1e-5)
+
+
+def test_damaged_exports_are_refused_by_name(tmp_path):
+    export_policy(_policy(), tmp_path / "bot")
+    model = tmp_path / "bot" / "model.onnx"
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    model.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="does not match the checksum"):
+        ExportedPolicy(tmp_path / "bot")
+    meta = tmp_path / "bot" / "bot.json"
+    meta.write_text("{not json")
+    with pytest.raises(ValueError, match="bot.json is not valid JSON"):
+        load_bot(str(tmp_path / "bot"))
+    export_policy(_policy(), tmp_path / "bot")
+    text = json.loads(meta.read_text())
+    text["observation"]["layout_version"] = 0
+    meta.write_text(json.dumps(text))
+    with pytest.raises(ValueError, match="layout version 0"):
+        ExportedPolicy(tmp_path / "bot")
+
+
+def test_export_cli_names_a_bad_checkpoint_and_writes_nothing(tmp_path, capsys):
+    bad = tmp_path / "broken.zip"
+    bad.write_bytes(b"PK\x03\x04 not a checkpoint")
+    out = tmp_path / "out"
+    assert export_main([str(bad), str(out)]) == 2
+    assert "broken.zip" in capsys.readouterr().err
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The server
+# ---------------------------------------------------------------------------------------------
+
+
+def test_serve_answers_each_line_and_survives_bad_ones():
+    game = Game(3, seed=6)
+    good = state_for(game, game.current)
+    impossible = dict(good, hand=good["hand"][:-1])
+    duplicate = dict(good, hand=[good["hand"][0]] * len(good["hand"]))
+    unknown_card = dict(good, hand=["ZZ"] + good["hand"][1:])
+    lines = [json.dumps(good), "{broken", "", json.dumps(impossible), json.dumps(duplicate), json.dumps(unknown_card),
+             json.dumps({"id": 7, "state": good}), json.dumps(good)]
+    out = subprocess.run(
+        [sys.executable, "-m", "agents.serve", "--bot", "greedy", "--id"],
+        input="\n".join(lines) + "\n", capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    replies = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(replies) == 7  # the blank line is skipped
+    move = replies[0]
+    assert move["action"] in ("discard", "yaniv")
+    assert "not JSON" in replies[1]["error"]
+    assert "hand holds 4 cards" in replies[2]["error"]
+    assert "twice" in replies[3]["error"]
+    assert "unknown card 'ZZ'" in replies[4]["error"]
+    assert replies[5] == {"id": 7, **move} and replies[6] == move
+    apply_move(game, move)  # the answer is a legal move of the real game
+
+
+def test_serve_reports_a_bot_it_cannot_load():
+    out = subprocess.run([sys.executable, "-m", "agents.serve", "--bot", "ppo:missing.npz"],
+                         input="", capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 2 and "no policy file" in out.stderr and out.stdout == ""

@@ -1,0 +1,223 @@
+"""The JSON state/move protocol (yaniv.protocol): round trips, schemas, and every kind of bad input."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import jsonschema
+import numpy as np
+import pytest
+
+from agents import make_agent
+from yaniv import Game, Move, parse_cards
+from yaniv.game import DISCARD
+from yaniv.protocol import (
+    ProtocolError, apply_move, game_from_state, move_from_json, move_to_json, schema, state_for, view_from_state,
+)
+from yaniv.rules import get_rules
+from yaniv_env.encoding import Observer
+
+SLAM_RULES = get_rules("default").replace(slamdown=True, jokers_in_sets=True)
+CONFIGS = [(2, "default"), (3, "german"), (4, "french"), (5, SLAM_RULES), (8, "default")]
+STATE_SCHEMA = jsonschema.Draft202012Validator(schema("state"))
+MOVE_SCHEMA = jsonschema.Draft202012Validator(schema("move"))
+
+
+def positions(num_players, rules, seed, moves=120):
+    """Yield (game, player) at every turn of a random game: the player to move, and a seat that waits."""
+    game = Game(num_players, rules, seed=seed)
+    agents = [make_agent("random", seed=seed * 10 + q) for q in range(num_players)]
+    for turn in range(moves):
+        if game.is_over:
+            return
+        yield game, game.current
+        waiting = [q for q in range(num_players) if game.alive[q] and q != game.current]
+        yield game, waiting[turn % len(waiting)]
+        game.apply(agents[game.current].act(game.view(game.current)))
+
+
+@pytest.mark.parametrize("num_players,rules", CONFIGS)
+def test_states_round_trip_and_rebuild_the_same_observation(num_players, rules):
+    """state_for -> JSON -> game_from_state gives the player the same view facts, moves and observation."""
+    observer = Observer(get_rules(rules), num_players)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for game, q in positions(num_players, rules, seed=num_players):
+        for history in (True, False):
+            state = json.loads(json.dumps(state_for(game, q, history=history)))
+            STATE_SCHEMA.validate(state)
+            rebuilt = game_from_state(state, rng)
+            mine, theirs = game.view(q), rebuilt.view(q)
+            assert (theirs.hand, theirs.top, theirs.pile, theirs.known, theirs.hand_sizes, theirs.scores) == (
+                mine.hand, mine.top._replace(player=-1), mine.pile, mine.known, mine.hand_sizes, mine.scores
+            )
+            assert theirs.legal_moves == mine.legal_moves
+            assert np.array_equal(observer.observe(rebuilt, q), observer.observe(game, q))
+            assert np.array_equal(observer.action_mask(rebuilt, q), observer.action_mask(game, q))
+            if history:  # the history replays exactly, so the state reads back to itself
+                assert state_for(rebuilt, q) == state
+            checked += 1
+    assert checked > 100
+
+
+def test_every_legal_move_round_trips_and_fits_the_schema():
+    seen = set()
+    for game, q in positions(4, SLAM_RULES, seed=3, moves=300):
+        if q != game.current:
+            continue
+        for move in game.legal_moves():
+            text = move_to_json(move)
+            MOVE_SCHEMA.validate(text)
+            assert move_from_json(json.loads(json.dumps(text)), game.rules) == move
+            seen.add(move.kind)
+    assert seen == {"discard", "yaniv", "slamdown", "keep"}
+
+
+def test_a_discard_may_list_its_cards_in_any_order():
+    rules = get_rules("default")
+    move = move_from_json({"action": "discard", "cards": ["7H", "5H", "6H"], "draw": "deck"}, rules)
+    assert move == Move(DISCARD, parse_cards("5H 6H 7H"))
+
+
+def test_apply_move_plays_legal_moves_and_refuses_illegal_ones_untouched():
+    game = Game(3, seed=5)
+    before = state_for(game, 0)
+    hand = game.hands[game.current]
+    with pytest.raises(ProtocolError, match="does not hold"):
+        apply_move(game, {"action": "discard", "cards": ["KS" if "KS" not in before["hand"] else "KH"], "draw": "deck"})
+    with pytest.raises(ProtocolError, match="cannot call Yaniv"):
+        apply_move(game, {"action": "yaniv"})
+    assert state_for(game, 0) == before
+    move = apply_move(game, move_to_json(Move.discard((hand[-1],))))
+    assert game.events[-1].cards == move.cards
+
+
+# A valid state to break, one field at a time: (how to break it, the words the error must use).
+def _state():
+    game = Game(3, seed=11)
+    game.apply(game.legal_moves()[-1])  # seat 0 discards, so the pile has a top and a dead part later
+    game.apply(game.legal_moves()[-1])
+    return state_for(game, game.current, history=False)
+
+
+def _set(path, value):
+    def change(state):
+        target = state
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        return state
+    return change
+
+
+def _dup_in_hand(s):
+    s["hand"][1] = s["hand"][0]
+    return s
+
+
+def _hand_card_in_pile(s):
+    s["pile"]["dead"].append(s["hand"][0])
+    return s
+
+
+def _known_elsewhere(s):
+    other = (s["seat"] + 1) % len(s["players"])
+    s["players"][other]["known"] = [s["pile"]["top"][0]]
+    return s
+
+
+def _short_hand(s):
+    s["hand"].pop()
+    return s
+
+
+def _deck_off(s):
+    s["deck_size"] += 1
+    return s
+
+
+def _wrong_drawable(s):
+    s["pile"]["drawable"] = []
+    return s
+
+
+def _bad_history(s):
+    s["history"] = [{"player": 0, "discard": ["AS"], "draw": "2C"}]
+    return s
+
+
+BAD_STATES = [
+    ("not an object", lambda s: ["x"], "expected a JSON object"),
+    ("unknown key", _set(["hands"], []), "unknown key(s) hands"),
+    ("missing key", lambda s: {k: v for k, v in s.items() if k != "turn"}, "missing key(s) turn"),
+    ("wrong protocol", _set(["protocol"], "yaniv/0"), "protocol"),
+    ("unknown card", _set(["hand", 0], "11H"), "unknown card '11H'"),
+    ("card not a string", _set(["hand", 0], 12), "a card is a string"),
+    ("duplicate card", _dup_in_hand, "twice"),
+    ("card in two places", _hand_card_in_pile, "in two places: hand and pile.dead"),
+    ("known card also on the pile", _known_elsewhere, "in two places"),
+    ("wrong hand size", _short_hand, "hand holds 4 cards but players"),
+    ("counts do not add up", _deck_off, "do not add up"),
+    ("drawable against the rules", _wrong_drawable, "pile.drawable"),
+    ("bad phase", _set(["phase"], "draw"), "phase"),
+    ("slamdown phase without the rule", _set(["phase"], "slamdown"), "no slamdown"),
+    ("pending outside a slamdown", _set(["pending"], "AS"), "pending"),
+    ("seat out of range", _set(["seat"], 9), "seat: expected an integer from 0 to 2"),
+    ("negative score", _set(["players", 1, "score"], -3), "players[1].score"),
+    ("hand size above the rules", _set(["players", 1, "hand_size"], 6), "players[1].hand_size"),
+    ("out of game with cards", _set(["players", 1, "in_game"], False), "out of the game holds no cards"),
+    ("unknown rules preset", _set(["rules"], "swiss"), "unknown rules preset 'swiss'"),
+    ("bad rule setting", _set(["rules"], {"yaniv_threshold": -1}), "Rules.yaniv_threshold"),
+    ("a joker the rules leave out", _set(["rules"], {"jokers": 0}), "not in the deck"),
+    ("top not a group", _set(["pile", "top"], ["2C", "9H"]), "pile.top is not a group"),
+    ("history that does not fit", _bad_history, "history"),
+]
+
+
+@pytest.mark.parametrize("name,breaker,words", BAD_STATES, ids=[b[0] for b in BAD_STATES])
+def test_impossible_states_are_refused_with_the_reason(name, breaker, words):
+    state = _state()
+    view_from_state(state)  # the unbroken state is fine
+    broken = breaker(copy.deepcopy(state))
+    with pytest.raises(ProtocolError) as error:
+        game_from_state(broken)
+    assert words in str(error.value)
+
+
+BAD_MOVES = [
+    ("x", "expected a JSON object"),
+    ({"action": "pass"}, "move.action"),
+    ({"action": "yaniv", "cards": []}, "takes no cards"),
+    ({"action": "discard", "cards": ["5H"]}, "needs \"cards\" and \"draw\""),
+    ({"action": "discard", "cards": ["5H", "9S"], "draw": "deck"}, "move.cards"),
+    ({"action": "discard", "cards": ["5X"], "draw": "deck"}, "unknown card"),
+    ({"action": "discard", "cards": ["5H"], "draw": "top"}, "unknown card 'top'"),
+    ({"action": "discard", "cards": ["5H"], "draw": "deck", "why": 1}, "unknown key(s) why"),
+]
+
+
+@pytest.mark.parametrize("move,words", BAD_MOVES)
+def test_malformed_moves_are_refused_with_the_reason(move, words):
+    with pytest.raises(ProtocolError) as error:
+        move_from_json(move, get_rules("default"))
+    assert words in str(error.value)
+
+
+def test_the_schemas_refuse_what_the_reader_refuses_in_shape():
+    state = _state()
+    STATE_SCHEMA.validate(state)
+    for breaker in (_set(["hands"], []), _set(["hand", 0], "11H"), _dup_in_hand, _set(["phase"], "draw")):
+        assert not STATE_SCHEMA.is_valid(breaker(copy.deepcopy(state)))
+    assert not MOVE_SCHEMA.is_valid({"action": "discard", "cards": ["5H"]})
+    assert MOVE_SCHEMA.is_valid({"action": "discard", "cards": ["5H"], "draw": "deck"})
+
+
+def test_a_state_without_history_is_a_round_joined_in_progress():
+    """Bots that read the history still work: the record opens with each seat's holdings."""
+    state = _state()
+    game = game_from_state(state, 0)
+    assert [e.kind for e in game.events] == ["state"] * 3
+    for spec in ("heuristic", "search:8"):
+        move = make_agent(spec, seed=0).act(game.view(state["seat"]))
+        assert move in game.legal_moves()
