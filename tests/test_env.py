@@ -124,6 +124,33 @@ def test_observation_ignores_hidden_cards():
     assert checked > 200
 
 
+@pytest.mark.parametrize("players,rules", [(8, "default"), (3, Rules(slamdown=True)), (2, "german")])
+def test_the_observers_running_memos_never_go_stale(players, rules):
+    """The observer carries the dead cards and the legal discards from one call to the next. Across
+    turns, reshuffles, new rounds and other games observed in between, it must give exactly what a
+    fresh observer gives."""
+    env = yaniv_env.raw_env(num_players=players, rules=rules, episode="game")
+    rng = np.random.default_rng(1)
+    reshuffles = rounds = 0
+    for seed in range(3):
+        env.reset(seed=seed)
+        for _ in range(250):
+            if not env.agents or env.game.is_over:
+                break
+            game = env.game
+            fresh = encoding.Observer(env.rules, players)
+            for seat in range(players):
+                assert np.array_equal(env.observer.observe(game, seat), fresh.observe(game, seat))
+                assert np.array_equal(env.observer.action_mask(game, seat), fresh.action_mask(game, seat))
+            other = game.sample_hidden(game.current, rng)  # another game, observed in between
+            assert np.array_equal(env.observer.observe(other, other.current), fresh.observe(game, game.current))
+            reshuffles += any(e.kind == "reshuffle" for e in game.events[-1:])
+            round_number = game.round_number
+            env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+            rounds += game.round_number != round_number
+    assert reshuffles > 0 and rounds > 0
+
+
 def hidden_cards(game: Game, observer: int) -> tuple:
     return tuple(tuple(game.hands[q]) for q in range(game.num_players) if q != observer) + (tuple(game.deck),)
 

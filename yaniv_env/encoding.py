@@ -118,8 +118,7 @@ def _card_features() -> np.ndarray:
 
 
 CARD_FEATURES: Final = _card_features()
-SLOT_NONZERO: Final = tuple(tuple(int(j) for j in np.flatnonzero(row)) for row in CARD_FEATURES)
-SLOT_VALUES: Final = tuple(tuple(float(row[j]) for j in cols) for row, cols in zip(CARD_FEATURES, SLOT_NONZERO))
+CARD_ROWS: Final = tuple(array("f", row.tolist()) for row in CARD_FEATURES)  # one slot's block, per card
 
 
 class ActionTable:
@@ -223,17 +222,24 @@ class Observer:
             offset += size
         self.size = offset
         self.settings = self._settings_vector(rules, num_players)
-        # Absolute indices of a card's non-zero slot features, per slot: built once.
-        self._slot_index = [
-            [tuple(self.offsets["slots"] + i * SLOT_FEATURES + j for j in SLOT_NONZERO[c]) for c in range(NUM_CARDS)]
-            for i in range(rules.hand_size)
-        ]
         self.full_deck_points = sum(POINTS[c] for c in deck_cards(rules.jokers))
         self._zeros = bytes(4 * self.size)
         self.settings_array = array("f", self.settings.tolist())
+        self.full_deck_size = len(deck_cards(rules.jokers))
+        # Per-turn memo of the legal discards as slot subsets. It holds the hand list itself, not
+        # its id: a freed game's id can come back on a new one, a live list's cannot.
+        self._subsets_hand: list[int] | None = None
         self._subsets_key: tuple = ()
         self._subsets: list[tuple[int, int]] = []
-        self.full_deck_size = len(deck_cards(rules.jokers))
+        # Running account of the dead cards (the pile under its top group). A pile list only ever
+        # grows under its top (a reshuffle or a new round makes a new list), so the groups already
+        # counted never change: each observation adds the few groups thrown since the last one.
+        self._dead_pile: list | None = None
+        self._dead_groups = 0
+        self._dead_cards: list[int] = []
+        self._dead_points = 0
+        self._dead_hot = array("f", bytes(4 * NUM_CARDS))  # the dead segment, ready to copy
+        self._mask_zeros = bytes(self.table.size)
 
     def view(self, name: str, obs: np.ndarray) -> np.ndarray:
         """The named segment of an observation (a view, not a copy)."""
@@ -267,28 +273,51 @@ class Observer:
 
         The mask and the observation both need it; it is computed once per turn and player.
         """
-        key = (id(game), game.round_number, game.turn, game.phase, player)
-        if key != self._subsets_key:
-            hand = game.hands[player]
+        hand = game.hands[player]
+        key = (game.round_number, game.turn, game.phase)
+        if hand is not self._subsets_hand or key != self._subsets_key:
             slot = {c: 1 << i for i, c in enumerate(hand)}
             on_turn = player == game.current and game.phase == PLAY
             discards = game.legal_discards() if on_turn else legal_discards(hand, self.rules)
             self._subsets = [(sum(map(slot.__getitem__, d)), sum(map(POINTS.__getitem__, d))) for d in discards]
+            self._subsets_hand = hand
             self._subsets_key = key
         return self._subsets
 
+    def _dead(self, pile: list) -> tuple[list[int], int]:
+        """The dead cards (every pile card under the top group) and their points, kept up to date."""
+        if pile is not self._dead_pile or len(pile) - 1 < self._dead_groups:
+            self._dead_pile = pile
+            self._dead_groups = 0
+            self._dead_cards = []
+            self._dead_points = 0
+            self._dead_hot = array("f", bytes(4 * NUM_CARDS))
+        end = len(pile) - 1
+        if self._dead_groups < end:
+            cards, hot = self._dead_cards, self._dead_hot
+            for group in pile[self._dead_groups : end]:
+                cards += group.cards
+                self._dead_points += sum(map(POINTS.__getitem__, group.cards))
+                for c in group.cards:
+                    hot[c] = 1.0
+            self._dead_groups = end
+        return self._dead_cards, self._dead_points
+
     def action_mask(self, game: Game, player: int) -> np.ndarray:
-        mask = np.zeros(self.table.size, dtype=np.int8)
+        mask = bytearray(self._mask_zeros)
         if game.phase == OVER or player != game.current:
-            return mask
-        if game.phase == SLAMDOWN_PHASE:
+            pass
+        elif game.phase == SLAMDOWN_PHASE:
             mask[self.table.slamdown] = mask[self.table.keep] = 1
-            return mask
-        sources = ([0] if game.deck else []) + list(range(1, len(game.pile[-1].drawable) + 1))
-        mask[[(m - 1) * DRAW_SOURCES + s for m, _ in self.discard_subsets(game, player) for s in sources]] = 1
-        if game.can_call_yaniv():
-            mask[self.table.yaniv] = 1
-        return mask
+        else:
+            sources = range(0 if game.deck else 1, len(game.pile[-1].drawable) + 1)
+            for m, _ in self.discard_subsets(game, player):
+                base = (m - 1) * DRAW_SOURCES
+                for s in sources:
+                    mask[base + s] = 1
+            if game.can_call_yaniv():
+                mask[self.table.yaniv] = 1
+        return np.frombuffer(mask, dtype=np.int8)
 
     def observe(self, game: Game, player: int) -> np.ndarray:
         """The observation of ``player``: its hand and public information only.
@@ -306,12 +335,11 @@ class Observer:
         may_draw = 1.0 if to_move and phase != SLAMDOWN_PHASE else 0.0
         buf = array("f", self._zeros)
 
+        at = off["slots"]
         for c in hand:
             buf[c] = 1.0
-        slot_index = self._slot_index
-        for i, c in enumerate(hand):
-            for j, v in zip(slot_index[i][c], SLOT_VALUES[c]):
-                buf[j] = v
+            buf[at : at + SLOT_FEATURES] = CARD_ROWS[c]
+            at += SLOT_FEATURES
         if to_move and phase == SLAMDOWN_PHASE:
             buf[off["slots"] + hand.index(game.pending) * SLOT_FEATURES + SLOT_FEATURES - 1] = 1.0
 
@@ -324,18 +352,11 @@ class Observer:
             buf[at + 2] = (total - shed) / POINT_SCALE
 
         # Draw sources: the deck, then the top group's drawable cards.
-        pile_groups = game.pile
-        top = pile_groups[-1]
+        top = game.pile[-1]
         known = game.known
-        pile_points = 0
-        pile_size = len(top.cards)
-        dead_off = off["dead"]
-        for group in pile_groups[:-1]:
-            cards = group.cards
-            pile_size += len(cards)
-            pile_points += sum(map(POINTS.__getitem__, cards))
-            for c in cards:
-                buf[dead_off + c] = 1.0
+        dead, pile_points = self._dead(game.pile)
+        pile_size = len(dead) + len(top.cards)
+        buf[off["dead"] : off["dead"] + NUM_CARDS] = self._dead_hot
         top_off = off["top"]
         for c in top.cards:
             buf[top_off + c] = 1.0
