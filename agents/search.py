@@ -39,15 +39,15 @@
    and wins 26% of the rounds (400 rounds, its fair share 25%).
 
 ``budget`` is the most rollouts one decision may use (stage 2 runs only when stage 1 finds a
-promising alternative): strength against time per move, about 30 ms a move heads-up at the
-default (``benchmarks/agent_speed.py``). Past the default, more rollouts bought no measurable
-strength: a budget of 256 took 1.0 +- 0.6 points a round fewer than the heuristic on the 400
-duplicate rounds where the default took 0.8 +- 0.6, and 512 took 1.2 +- 0.8 on 200 of them (the
-default 0.9 there). Nor, on those deals, did a lower ``confidence`` (0, 0.5, 1.0), fewer
-candidates (only moves the heuristic scores within 2 or 3 points of its choice), uniform deals
-(``rho=1``), a bolder rollout call rule or a more cautious heuristic choice on Yaniv: each changed the points per round by less than one
-standard error of the paired difference (0.3 to 0.9). The bot is deterministic given its seed:
-every sample and every rollout draws from its own generator in a fixed order.
+promising alternative): strength against time per move, about 30 ms a move heads-up at the default
+(``benchmarks/agent_speed.py``). Past the default, more rollouts bought no measurable strength: a
+budget of 256 took 1.0 +- 0.6 points a round fewer than the heuristic on the 400 duplicate rounds
+where the default took 0.8 +- 0.6, and 512 took 1.2 +- 0.8 on 200 of them (the default 0.9 there).
+Nor, on those deals, did a lower ``confidence`` (0, 0.5, 1.0), fewer candidates (only moves the
+heuristic scores within 2 or 3 points of its choice), uniform deals (``rho=1``), a bolder rollout
+call rule or a more cautious heuristic choice on Yaniv: each changed the points per round by less
+than one standard error of the paired difference (0.3 to 0.9). The bot is deterministic given its
+seed: every sample and every rollout draws from its own generator in a fixed order.
 """
 
 from __future__ import annotations
