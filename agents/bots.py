@@ -71,7 +71,8 @@ class ExportedPolicy:
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ValueError(f"{meta_path} is not valid JSON: {error}") from None
         if not isinstance(meta, dict) or meta.get("format") != BOT_FORMAT:
-            raise ValueError(f"{meta_path}: expected format {BOT_FORMAT!r}, got {meta.get('format') if isinstance(meta, dict) else meta!r}")
+            found = meta.get("format") if isinstance(meta, dict) else meta
+            raise ValueError(f"{meta_path}: expected format {BOT_FORMAT!r}, got {found!r}")
         try:
             version = meta["observation"]["layout_version"]
             hand_size = meta["actions"]["hand_size"]
@@ -89,7 +90,9 @@ class ExportedPolicy:
             raise ValueError(f"{meta_path}: {size} observations and {actions} actions do not fit hand size {hand_size}")
         model = model_path.read_bytes()
         if meta.get("model_sha256") not in (None, hashlib.sha256(model).hexdigest()):
-            raise ValueError(f"{model_path} does not match the checksum in {META_FILE}: the files are damaged or mismatched")
+            raise ValueError(
+                f"{model_path} does not match the checksum in {META_FILE}: the files are damaged or mismatched"
+            )
 
         import onnxruntime as ort
 
@@ -140,7 +143,9 @@ class Bot:
                 raise ProtocolError(f"not JSON: {error}") from None
         view = view_from_state(state)
         if view.current != view.player:
-            raise ProtocolError(f"to_move is seat {view.current}, not seat {view.player}: a bot moves only on its own turn")
+            raise ProtocolError(
+                f"to_move is seat {view.current}, not seat {view.player}: a bot moves only on its own turn"
+            )
         digest = hashlib.sha256(json.dumps(state, sort_keys=True).encode()).digest()
         seed = [self.seed, int.from_bytes(digest[:8], "little")]
         game = game_from_state(state, np.random.default_rng(seed))

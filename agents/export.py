@@ -45,7 +45,8 @@ IR_VERSION = 8  # the IR that opset 17 came with: readable by onnxruntime >= 1.1
 def hand_size_for(policy: NumpyPolicy) -> int:
     """The hand size whose observation and action table fit the policy's input and output sizes."""
     for h in range(1, 8):
-        if sum(size for _, size in observation_layout(h)) == policy.observation_size and action_table(h).size == policy.num_actions:
+        size = sum(s for _, s in observation_layout(h))
+        if size == policy.observation_size and action_table(h).size == policy.num_actions:
             return h
     raise ValueError(
         f"the policy takes {policy.observation_size} inputs and gives {policy.num_actions} actions: "
@@ -63,7 +64,8 @@ def onnx_model(policy: NumpyPolicy) -> Any:
     h = "observation"
     last = len(policy.weights) - 1
     for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
-        initializers += [numpy_helper.from_array(w.astype(np.float32), f"w{i}"), numpy_helper.from_array(b.astype(np.float32), f"b{i}")]
+        initializers.append(numpy_helper.from_array(w.astype(np.float32), f"w{i}"))
+        initializers.append(numpy_helper.from_array(b.astype(np.float32), f"b{i}"))
         nodes.append(helper.make_node("MatMul", [h, f"w{i}"], [f"mm{i}"]))
         out = "logits" if i == last else f"pre{i}"
         nodes.append(helper.make_node("Add", [f"mm{i}", f"b{i}"], [out]))
@@ -88,7 +90,9 @@ def onnx_model(policy: NumpyPolicy) -> Any:
         ],
         initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="yaniv-rl agents.export")
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="yaniv-rl agents.export"
+    )
     model.ir_version = IR_VERSION
     onnx.checker.check_model(model, full_check=True)
     return model
@@ -162,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m agents.export",
         description="Export a trained policy as ONNX + bot.json (loadable with onnxruntime alone).",
     )
-    parser.add_argument("checkpoint", type=Path, help="policy weights (.npz) or an SB3 checkpoint (.zip, trusted files only)")
+    parser.add_argument(
+        "checkpoint", type=Path, help="policy weights (.npz) or an SB3 checkpoint (.zip, trusted files only)"
+    )
     parser.add_argument("out_dir", type=Path, help="folder for model.onnx and bot.json")
     args = parser.parse_args(argv)
     try:

@@ -62,8 +62,8 @@ def serve(bot: Bot, stdin: IO[str], stdout: IO[str], with_id: bool = False) -> i
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m agents.serve", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bot", default="default", help="bot spec (see agents.bots): default, heuristic, search:N, a folder, ...")
-    parser.add_argument("--seed", type=int, default=0, help="the bot's seed (the same state and seed give the same move)")
+    parser.add_argument("--bot", default="default", help="bot spec (agents.bots): default, heuristic, search:N, ...")
+    parser.add_argument("--seed", type=int, default=0, help="the bot's seed (the same state and seed, the same move)")
     parser.add_argument("--id", action="store_true", help='accept {"id": ..., "state": ...} and echo the id')
     args = parser.parse_args(argv)
     try:

@@ -26,8 +26,6 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-
 from agents import make_agent
 from agents.bots import Bot, ExportedPolicy, default_bot_dir
 from agents.ppo import NumpyPolicy, PPOAgent
@@ -84,7 +82,7 @@ def report(label: str, times: list[float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bot", type=Path, default=default_bot_dir(), help="exported bot folder")
-    parser.add_argument("--checkpoint", type=Path, default=ROOT / "runs/default/checkpoints/best.zip", help="SB3 checkpoint")
+    parser.add_argument("--checkpoint", type=Path, default=ROOT / "runs/default/checkpoints/best.zip")
     parser.add_argument("--states", type=int, default=400, help="decisions to time (default: 400)")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):

@@ -79,7 +79,8 @@ def checkpoint(tmp_path_factory):
     from yaniv_env.gym_env import YanivGymEnv
 
     torch.manual_seed(0)
-    model = MaskablePPO("MlpPolicy", YanivGymEnv(num_players=3), policy_kwargs={"net_arch": [32, 32]}, seed=0, device="cpu")
+    env = YanivGymEnv(num_players=3)
+    model = MaskablePPO("MlpPolicy", env, policy_kwargs={"net_arch": [32, 32]}, seed=0, device="cpu")
     with torch.no_grad():
         for p in model.policy.parameters():
             p.normal_(0.0, 0.3)
@@ -148,7 +149,8 @@ def test_export_writes_the_metadata_a_loader_needs(tmp_path):
     observer = Observer(Game(2).rules, 2)
     game = Game(2, seed=1)
     obs, mask = observer.observe(game, 0), observer.action_mask(game, 0)
-    np.testing.assert_allclose(ExportedPolicy(tmp_path).masked_logits(obs, mask), policy.masked_logits(obs, mask), rtol=1e-5, atol=1e-5)
+    exported = ExportedPolicy(tmp_path).masked_logits(obs, mask)
+    np.testing.assert_allclose(exported, policy.masked_logits(obs, mask), rtol=1e-5, atol=1e-5)
 
 
 def test_damaged_exports_are_refused_by_name(tmp_path):

@@ -264,7 +264,9 @@ def _history(value: Any, n: int) -> list[Event]:
             cards = _cards(item["holds"], f"{where}.holds")
             events.append(Event(STATE, player, cards, _int(item["hidden"], f"{where}.hidden", 0)))
         else:
-            raise ProtocolError(f"{where}: an event is a discard, a slamdown or a reshuffle, got {json.dumps(item)[:80]}")
+            raise ProtocolError(
+                f"{where}: an event is a discard, a slamdown or a reshuffle, got {json.dumps(item)[:80]}"
+            )
     return events
 
 
@@ -282,7 +284,9 @@ def view_from_state(state: Any) -> PlayerView:
     rules = rules_from_json(state["rules"])
     players = state["players"]
     if not isinstance(players, list) or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
-        raise ProtocolError(f"players: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {json.dumps(players)[:80]}")
+        raise ProtocolError(
+            f"players: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {json.dumps(players)[:80]}"
+        )
     n = len(players)
     seat = _int(state["seat"], "seat", 0, n - 1)
     current = _int(state["to_move"], "to_move", 0, n - 1)
@@ -358,7 +362,9 @@ def view_from_state(state: Any) -> PlayerView:
     ]:
         for c in cards:
             if c not in full:
-                raise ProtocolError(f"{where}: {card_code(c)} is not in the deck under these rules ({rules.jokers} jokers)")
+                raise ProtocolError(
+                    f"{where}: {card_code(c)} is not in the deck under these rules ({rules.jokers} jokers)"
+                )
             if c in places:
                 raise ProtocolError(f"{card_code(c)} is in two places: {places[c]} and {where}")
             places[c] = where

@@ -7,9 +7,10 @@ You sit in seat 0 (``--seat``); the bots take the other seats in order. ``--bots
 comma-separated list of agent specs (``random``, ``greedy``, ``heuristic``, ``search``,
 ``search:N``, ``default`` (the shipped bot), ``ppo:PATH``, ``onnx:DIR``), one per bot seat; if it
 is shorter, its last spec fills the remaining seats. A spec that is an existing file (or a run
-folder holding ``policy.npz``) means ``ppo:PATH``, an exported bot's folder ``onnx:DIR``. Every spec is checked before the deal. ``--rules`` picks a preset, ``--seed`` makes
-the deal and the bots repeatable (without one a seed is drawn and printed), ``--round`` plays a
-single round instead of a full game.
+folder holding ``policy.npz``) means ``ppo:PATH``, an exported bot's folder ``onnx:DIR``. Every
+spec is checked before the deal. ``--rules`` picks a preset, ``--seed`` makes the deal and the bots
+repeatable (without one a seed is drawn and printed), ``--round`` plays a single round instead of
+a full game.
 
 Moves, one per line (upper or lower case; cards as ``5H``, ``10H`` or ``TH``, ``Q♦``, ``JK``/``JK1``/``JK2``):
 
