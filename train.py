@@ -36,9 +36,12 @@ from agents.training import (
     SelfPlayEnv,
     TrainConfig,
     atomic_write_text,
+    collect_imitation_data,
+    imitate,
     load_config,
     load_state,
     new_state,
+    save_model_atomically,
     save_state,
 )
 
@@ -150,6 +153,30 @@ def main(argv: list[str] | None = None) -> int:
     (run_dir / "checkpoints").mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False))
     save_state(run_dir, state)
+
+    # ------------------------------------------------------------------------------------------
+    # A head start: copy a bot (behaviour cloning), once, before the first PPO step
+    # ------------------------------------------------------------------------------------------
+    if config.imitation_samples and model.num_timesteps == 0 and "imitation" not in state:
+        import time
+
+        start = time.perf_counter()
+        data = collect_imitation_data(config, config.imitation_bot, config.imitation_samples, config.gamma,
+                                      seed=config.seed * 1000 + 999)
+        collected = time.perf_counter() - start
+        stats = imitate(model, data, config.imitation_epochs, 256, config.vf_coef, seed=config.seed,
+                        learning_rate=config.imitation_learning_rate)
+        stats.update(samples=len(data["actions"]), collect_seconds=collected,
+                     seconds=time.perf_counter() - start)
+        state["imitation"] = stats
+        save_model_atomically(model, run_dir / "checkpoints" / "latest.zip")  # --resume starts after it
+        save_state(run_dir, state)
+        print(
+            f"imitation of {config.imitation_bot}: {stats['samples']} decisions in {stats['collect_seconds']:.0f}s, "
+            f"trained in {stats['seconds'] - stats['collect_seconds']:.0f}s: policy loss {stats['policy_loss']:.3f}, "
+            f"bot's move above half {stats['agreement']:.1%}, value loss {stats['value_loss']:.4f}",
+            flush=True,
+        )
 
     # ------------------------------------------------------------------------------------------
     # Training

@@ -14,6 +14,18 @@ seat gets an opponent drawn from the pool, independently:
 Until the first snapshot exists every seat gets a baseline. A snapshot is taken every
 ``snapshot_every`` steps; the pool keeps the newest ``pool_size``. Snapshots play with their
 numpy forward pass (``agents.ppo.NumpyPolicy``), sampling from their masked policy.
+
+A head start by imitation
+-------------------------
+With ``imitation_samples > 0`` a new run first plays that many decisions of ``imitation_bot`` at
+every seat of full games (table sizes from ``players``; the scores, eliminations and starters of
+real play) and trains the network on them before the first PPO step (behaviour cloning): the
+actor learns the bot's moves (masked cross-entropy), the critic the round returns that followed.
+These decisions do not count in ``total_timesteps``. Why: a round's return is mostly decided by
+when the other players call, so from the learner's observation the critic explains almost none of
+its variance, and PPO from scratch learns slowly; copying the heuristic gets most of its strength
+in minutes, and a gentle PPO (small learning rate and clip range, no entropy bonus) then improves
+on it where the usual settings undo it. ``configs/default.yaml`` gives the figures.
 """
 
 from __future__ import annotations
@@ -33,6 +45,9 @@ import numpy as np
 from agents.ppo import NumpyPolicy, PPOAgent
 from yaniv.rules import PRESETS
 from yaniv_env.gym_env import YanivGymEnv
+
+
+IMITATION_BOTS = ("random", "greedy", "heuristic", "search")
 
 
 class ConfigError(ValueError):
@@ -81,6 +96,12 @@ class TrainConfig:
     eval_opponents: list[str] = _f(["heuristic", "greedy"], "Bots the evaluation plays against (all other seats).")
     eval_players: int = _f(0, "Seats in evaluation games; 0 takes the largest training count.")
     checkpoint_every: int = _f(100_000, "Steps between periodic checkpoints.")
+    imitation_samples: int = _f(0, "Decisions of imitation_bot (at every seat of full games) that the network learns "
+                                   "to copy before PPO starts (behaviour cloning; 0: none). Not counted in "
+                                   "total_timesteps.")
+    imitation_bot: str = _f("heuristic", "The bot whose moves (and round returns) the network first learns.")
+    imitation_epochs: int = _f(10, "Passes over the imitation data.")
+    imitation_learning_rate: float = _f(3e-4, "Adam learning rate of the imitation.")
     progress: bool = _f(True, "Show a progress bar.")
 
     def __post_init__(self) -> None:
@@ -95,11 +116,12 @@ class TrainConfig:
 
         need(bool(self.name) and "/" not in self.name and self.name not in (".", ".."), "name", "a plain folder name")
         for key in ("total_timesteps", "max_turns", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
-                    "snapshot_every", "pool_size", "checkpoint_every", "eval_games"):
+                    "snapshot_every", "pool_size", "checkpoint_every", "eval_games", "imitation_epochs"):
             need(getattr(self, key) >= 1, key, "an integer >= 1")
         need(self.eval_every >= 0, "eval_every", "an integer >= 0")
+        need(self.imitation_samples >= 0, "imitation_samples", "an integer >= 0")
         need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
-        for key in ("learning_rate", "clip_range"):
+        for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
             need(getattr(self, key) > 0, key, "a number > 0")
         for key in ("gamma", "gae_lambda", "baseline_fraction", "latest_fraction"):
             need(0.0 <= getattr(self, key) <= 1.0, key, "a number from 0 to 1")
@@ -122,6 +144,7 @@ class TrainConfig:
         for key in ("baselines", "eval_opponents"):
             unknown = [b for b in getattr(self, key) if b.split(":")[0] not in AGENT_NAMES]
             need(not unknown, key, f"bot names among {', '.join(AGENT_NAMES)}")
+        need(self.imitation_bot.split(":")[0] in IMITATION_BOTS, "imitation_bot", f"one of {', '.join(IMITATION_BOTS)}")
 
     @property
     def player_counts(self) -> tuple[int, ...]:
@@ -329,6 +352,112 @@ class SelfPlayEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         return self.table.action_masks()
+
+
+# ----------------------------------------------------------------------------------------------
+# Imitation: a head start copying a bot
+# ----------------------------------------------------------------------------------------------
+
+
+def collect_imitation_data(config: TrainConfig, bot: str, samples: int, gamma: float, seed: int) -> dict:
+    """``samples`` decisions of ``bot`` playing every seat of full games (table sizes drawn from
+    ``config.players``): each decision's observation and mask, the bot's action, and the return
+    that followed it within its round (the round reward ``-points / 50``, discounted by ``gamma``
+    per own decision). Full games, so the scores, eliminations and starters are those of real play;
+    every seat's decisions count, so a 4-player table gives four times the data of one seat."""
+    from agents.registry import make_agent
+    from yaniv.game import Game
+    from yaniv_env.aec import ROUND_REWARD_SCALE
+    from yaniv_env.encoding import Observer
+
+    rng = np.random.default_rng(seed)
+    counts = config.player_counts
+    observers = {n: Observer(PRESETS[config.rules], n) for n in counts}
+    obs_rows: list[np.ndarray] = []
+    mask_rows: list[np.ndarray] = []
+    actions: list[int] = []
+    returns: list[float] = []
+    while len(actions) < samples:
+        n = counts[int(rng.integers(len(counts)))]
+        observer = observers[n]
+        game = Game(n, PRESETS[config.rules], seed=int(rng.integers(2**63)))
+        teachers = [make_agent(bot) for _ in range(n)]
+        for q, teacher in enumerate(teachers):
+            if hasattr(teacher, "reset"):
+                teacher.reset(int(rng.integers(2**63)))
+        pending: list[list[int]] = [[] for _ in range(n)]  # this round's sample indices per seat
+        round_turns = 0
+        while not game.is_over and len(actions) < samples:
+            seat = game.current
+            move = teachers[seat].act(game.view(seat))
+            pending[seat].append(len(actions))
+            obs_rows.append(observer.observe(game, seat))
+            mask_rows.append(observer.action_mask(game, seat))
+            actions.append(observer.table.to_action(move, game))
+            returns.append(0.0)
+            rounds = len(game.results)
+            game.apply(move)
+            round_turns += 1
+            if len(game.results) > rounds or round_turns >= config.max_turns:
+                if len(game.results) > rounds and game.results[-1].caller is not None:
+                    points = game.results[-1].points
+                    for q in range(n):
+                        reward = -points[q] / ROUND_REWARD_SCALE
+                        for k, i in enumerate(reversed(pending[q])):
+                            returns[i] = reward * gamma**k
+                if round_turns >= config.max_turns:
+                    break  # a round going in circles: drop the rest of this game
+                pending = [[] for _ in range(n)]
+                round_turns = 0
+    return {
+        "obs": np.asarray(obs_rows, dtype=np.float32),
+        "masks": np.asarray(mask_rows, dtype=bool),
+        "actions": np.asarray(actions, dtype=np.int64),
+        "returns": np.asarray(returns, dtype=np.float32),
+    }
+
+
+def imitate(
+    model: Any, data: dict, epochs: int, batch_size: int, vf_coef: float, seed: int, learning_rate: float | None = None
+) -> dict[str, float]:
+    """Behaviour cloning: the policy learns the bot's actions (masked cross-entropy) and the value
+    net its returns, with the model's own optimizer (at ``learning_rate`` if given, then back at
+    its own). Returns the last epoch's figures."""
+    import torch
+
+    policy = model.policy
+    saved_lr = [group["lr"] for group in policy.optimizer.param_groups]
+    if learning_rate is not None:
+        for group in policy.optimizer.param_groups:
+            group["lr"] = learning_rate
+    policy.set_training_mode(True)
+    n = len(data["actions"])
+    rng = np.random.default_rng(seed)
+    tensors = {k: torch.as_tensor(v) for k, v in data.items()}
+    stats: dict[str, float] = {}
+    for _ in range(epochs):
+        order = torch.as_tensor(rng.permutation(n))
+        totals = np.zeros(3)
+        for start in range(0, n, batch_size):
+            idx = order[start : start + batch_size]
+            values, log_prob, _ = policy.evaluate_actions(
+                tensors["obs"][idx], tensors["actions"][idx], action_masks=tensors["masks"][idx]
+            )
+            policy_loss = -log_prob.mean()
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), tensors["returns"][idx])
+            loss = policy_loss + vf_coef * value_loss
+            policy.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+            policy.optimizer.step()
+            with torch.no_grad():
+                agree = (log_prob > np.log(0.5)).float().sum().item()
+            totals += (policy_loss.item() * len(idx), value_loss.item() * len(idx), agree)
+        stats = {"policy_loss": totals[0] / n, "value_loss": totals[1] / n, "agreement": totals[2] / n}
+    for group, lr in zip(policy.optimizer.param_groups, saved_lr):
+        group["lr"] = lr
+    policy.set_training_mode(False)
+    return stats
 
 
 # ----------------------------------------------------------------------------------------------

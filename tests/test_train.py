@@ -92,7 +92,8 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
 @pytest.mark.parametrize(
     "override,named",
     [("n_envs=zero", "n_envs"), ("bogus_key=1", "bogus_key"), ("gamma=1.5", "gamma"), ("players=9", "players"),
-     ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size")],
+     ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size"),
+     ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples")],
 )
 def test_bad_config_values_name_the_key_and_create_nothing(tmp_path, override, named):
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bad", override)
@@ -147,3 +148,68 @@ def test_a_short_training_run_beats_random(tmp_path):
     assert stats["illegal_actions"] == 0
     assert stats["win_rate_low"] > 0.6, f"won {stats['win_rate']:.0%} of 200 heads-up rounds against random"
     assert np.isfinite(stats["points_per_round"])
+
+
+def test_imitation_data_holds_the_bots_legal_moves_and_round_returns():
+    from agents.training import collect_imitation_data
+    from yaniv import Game
+    from yaniv.rules import PRESETS
+    from agents.registry import make_agent
+
+    config = TrainConfig(players="2-3")
+    data = collect_imitation_data(config, "greedy", 600, gamma=1.0, seed=3)
+    n = len(data["actions"])
+    assert n >= 600 and data["obs"].shape[0] == data["masks"].shape[0] == data["returns"].shape[0] == n
+    assert data["masks"][np.arange(n), data["actions"]].all(), "every recorded action is legal"
+    assert 0.0 <= data["obs"].min() and data["obs"].max() <= 1.0
+    assert (data["returns"] <= 0).all() and (data["returns"] < 0).any()
+    # Full games: later rounds start from non-zero scores, which the observation shows.
+    assert (data["obs"][:, -29] > 0).any(), "the own-score feature is seen non-zero"
+    # With gamma 1, the first round's returns are -points / 50 of that round, seat by seat.
+    rng = np.random.default_rng(3)
+    n_players = config.player_counts[int(rng.integers(2))]
+    game = Game(n_players, PRESETS["default"], seed=int(rng.integers(2**63)))
+    bots = [make_agent("greedy") for _ in range(n_players)]
+    for bot in bots:
+        bot.reset(int(rng.integers(2**63)))
+    seats = []
+    while not game.results:
+        seats.append(game.current)
+        game.apply(bots[game.current].act(game.view(game.current)))
+    expected = [-game.results[0].points[q] / 50 for q in seats]
+    assert np.allclose(data["returns"][: len(seats)], expected)
+
+
+def test_imitation_teaches_the_network_the_bots_moves():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.training import collect_imitation_data, imitate
+    from yaniv_env.gym_env import YanivGymEnv
+
+    data = collect_imitation_data(TrainConfig(players="2"), "greedy", 1500, gamma=0.99, seed=1)
+    model = MaskablePPO("MlpPolicy", YanivGymEnv(num_players=2), seed=0, device="cpu",
+                        policy_kwargs={"net_arch": [64, 64]})
+
+    def agreement() -> float:
+        with torch.no_grad():
+            obs, masks = torch.as_tensor(data["obs"]), torch.as_tensor(data["masks"])
+            dist = model.policy.get_distribution(obs, action_masks=masks)
+            return float((dist.distribution.probs.argmax(-1).numpy() == data["actions"]).mean())
+
+    before = agreement()
+    stats = imitate(model, data, epochs=8, batch_size=128, vf_coef=0.5, seed=0)
+    assert agreement() > max(0.6, before + 0.3), (before, agreement())
+    assert np.isfinite(stats["value_loss"]) and stats["policy_loss"] > 0
+
+
+def test_a_run_with_imitation_records_it_once(tmp_path):
+    done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bc", *TINY,
+                 "imitation_samples=300", "imitation_epochs=1", "imitation_bot=greedy")
+    assert done.returncode == 0, done.stderr
+    assert "imitation of greedy" in done.stdout
+    state = json.loads((tmp_path / "bc" / "state.json").read_text())
+    assert state["imitation"]["samples"] >= 300 and state["timesteps"] == 1024
+    again = train("--resume", str(tmp_path / "bc"), "total_timesteps=1536")
+    assert again.returncode == 0, again.stderr
+    assert "imitation of" not in again.stdout, "a resumed run does not imitate again"
