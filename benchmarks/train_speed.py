@@ -1,0 +1,113 @@
+"""Training throughput: environment steps per second, and the share spent choosing opponent moves.
+
+    python benchmarks/train_speed.py [--config configs/default.yaml] [--rollouts 4] [key=value ...]
+
+Builds the config's self-play environments and MaskablePPO exactly as train.py does (no run
+folder, no evaluation, no checkpoints) and prints, in wall time on this machine:
+
+* the imitation head start's collection rate (decisions of the config's ``imitation_bot`` per
+  second), when the config has one;
+* rollouts: env steps per second while collecting, and the share of that time spent in the
+  opponents' moves (bots and snapshots);
+* updates: seconds per PPO update, and the overall rate (rollouts and updates together), which is
+  what sets the run's length.
+
+The first rollout is a warm-up and is not counted. ``torch_threads`` and the other keys come
+from the config, and ``key=value`` arguments override them as in train.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agents.training import OpponentPool, SelfPlayEnv, collect_imitation_data, load_config  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", type=Path, default=ROOT / "configs/default.yaml")
+    parser.add_argument("--rollouts", type=int, default=4, help="rollouts to time after a warm-up one (default: 4)")
+    parser.add_argument("--imitation", type=int, default=5000, help="imitation decisions to time (0: skip)")
+    parser.add_argument("overrides", nargs="*", metavar="key=value")
+    args = parser.parse_args()
+    config = load_config(args.config, args.overrides)
+
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    torch.set_num_threads(config.torch_threads)
+    print(f"config {args.config.name}: players {config.players}, {config.n_envs} envs x {config.n_steps} steps, "
+          f"batch {config.batch_size} x {config.n_epochs} epochs, net {config.net_arch}, "
+          f"baselines {config.baselines} ({config.baseline_fraction:.0%}), torch threads {config.torch_threads}")
+
+    if config.imitation_samples and args.imitation:
+        start = time.perf_counter()
+        data = collect_imitation_data(config, config.imitation_bot, args.imitation, config.gamma, seed=0)
+        rate = len(data["actions"]) / (time.perf_counter() - start)
+        print(f"imitation collection: {rate:,.0f} decisions/s of {config.imitation_bot} "
+              f"({config.imitation_samples:,} decisions: {config.imitation_samples / rate / 60:.1f} min)")
+
+    pool = OpponentPool(config)
+    envs = [SelfPlayEnv(config, pool, seed=config.seed * 1000 + i) for i in range(config.n_envs)]
+    vec_env = DummyVecEnv([lambda env=env: env for env in envs])
+    vec_env.seed(config.seed)
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation]
+    model = MaskablePPO(
+        "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
+        batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range, ent_coef=config.ent_coef, vf_coef=config.vf_coef, seed=config.seed,
+        policy_kwargs={"net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
+                       "activation_fn": activation},
+        device="cpu",
+    )
+
+    class Clock(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rollouts: list[tuple[float, int, float]] = []  # (seconds, steps, opponent seconds)
+            self.updates: list[float] = []
+            self._mark = time.perf_counter()
+
+        def _on_rollout_start(self) -> None:
+            now = time.perf_counter()
+            if self.rollouts:
+                self.updates.append(now - self._mark)
+            torch.set_num_threads(1)  # as train.py's callback does during rollouts
+            self._mark = now
+            self._steps = self.num_timesteps
+            self._opponent = sum(env.clock[0] for env in envs)
+
+        def _on_rollout_end(self) -> None:
+            now = time.perf_counter()
+            opponent = sum(env.clock[0] for env in envs) - self._opponent
+            self.rollouts.append((now - self._mark, self.num_timesteps - self._steps, opponent))
+            torch.set_num_threads(config.torch_threads)
+            self._mark = now
+
+        def _on_step(self) -> bool:
+            return True
+
+    clock = Clock()
+    per_rollout = config.n_envs * config.n_steps
+    model.learn(total_timesteps=per_rollout * (args.rollouts + 1), callback=clock)
+    rollouts, updates = clock.rollouts[1:], clock.updates[1:] or clock.updates
+    seconds = sum(r[0] for r in rollouts)
+    steps = sum(r[1] for r in rollouts)
+    opponent = sum(r[2] for r in rollouts)
+    update = sum(updates) / len(updates)
+    print(f"rollouts: {steps / seconds:,.0f} env steps/s, {opponent / seconds:.0%} of it choosing opponent moves")
+    print(f"updates: {update:.2f} s per update of {per_rollout:,} steps")
+    overall = per_rollout / (seconds / len(rollouts) + update)
+    print(f"overall: {overall:,.0f} env steps/s (rollouts and updates)")
+
+
+if __name__ == "__main__":
+    main()
