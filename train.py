@@ -40,6 +40,7 @@ from agents.training import (
     imitate,
     load_config,
     load_state,
+    new_model,
     new_state,
     save_model_atomically,
     save_state,
@@ -122,27 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     # ------------------------------------------------------------------------------------------
     tb_dir = run_dir / "tb"
     if model is None:
-        model = MaskablePPO(
-            "MlpPolicy",
-            vec_env,
-            learning_rate=config.learning_rate,
-            n_steps=config.n_steps,
-            batch_size=config.batch_size,
-            n_epochs=config.n_epochs,
-            gamma=config.gamma,
-            gae_lambda=config.gae_lambda,
-            clip_range=config.clip_range,
-            ent_coef=config.ent_coef,
-            vf_coef=config.vf_coef,
-            policy_kwargs={
-                "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
-                "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
-            },
-            tensorboard_log=str(tb_dir),
-            seed=config.seed,
-            device="cpu",
-            verbose=0,
-        )
+        model = new_model(config, vec_env, tensorboard_log=str(tb_dir))
     else:
         model.set_env(vec_env)
         model.tensorboard_log = str(tb_dir)

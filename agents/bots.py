@@ -42,7 +42,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.export import BOT_FORMAT, META_FILE, MODEL_FILE
-from agents.ppo import PPOAgent
+from agents.ppo import PPOAgent, pick_action
 from agents.registry import check_spec, make_agent
 from yaniv.protocol import ProtocolError, game_from_state, move_to_json, rules_from_json, view_from_state
 from yaniv_env.encoding import LAYOUT_VERSION, action_table, observation_layout
@@ -117,13 +117,7 @@ class ExportedPolicy:
 
     def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """The best legal action, or one sampled from the masked softmax when ``rng`` is given."""
-        logits = self.masked_logits(observation, mask)
-        if not np.isfinite(logits).any():
-            raise ValueError("the action mask allows no action")
-        if rng is None:
-            return int(np.argmax(logits))
-        z = np.exp(logits - logits.max())
-        return int(rng.choice(len(z), p=z / z.sum()))
+        return pick_action(self.masked_logits(observation, mask), rng)
 
 
 class Bot:
@@ -160,12 +154,17 @@ class Bot:
         return f"Bot({self.name!r})"
 
 
+def is_exported_bot(folder: str | Path) -> bool:
+    """Whether ``folder`` holds an exported bot's two files."""
+    return (Path(folder) / META_FILE).is_file() and (Path(folder) / MODEL_FILE).is_file()
+
+
 def _exported_dir(spec: str) -> Path | None:
     """The exported bot folder a spec names, if it names one."""
     if spec == DEFAULT_BOT:
         return default_bot_dir()
     path = Path(spec.removeprefix("onnx:"))
-    if path.is_dir() and (path / META_FILE).exists():
+    if is_exported_bot(path):
         return path
     if path.name in (MODEL_FILE, META_FILE) and path.is_file():
         return path.parent

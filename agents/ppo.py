@@ -30,6 +30,16 @@ ACTIVATIONS = {
 }
 
 
+def pick_action(masked_logits: np.ndarray, rng: np.random.Generator | None = None) -> int:
+    """The best action of masked logits (-inf where illegal), or one sampled from their softmax."""
+    if not np.isfinite(masked_logits).any():
+        raise ValueError("the action mask allows no action")
+    if rng is None:
+        return int(np.argmax(masked_logits))
+    z = np.exp(masked_logits - masked_logits.max())
+    return int(rng.choice(len(z), p=z / z.sum()))
+
+
 class NumpyPolicy:
     """The actor of an MLP policy: hidden layers with one activation, then the action logits."""
 
@@ -83,13 +93,7 @@ class NumpyPolicy:
 
     def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """The best legal action, or one sampled from the masked softmax when ``rng`` is given."""
-        logits = self.masked_logits(observation, mask)
-        if not np.isfinite(logits).any():
-            raise ValueError("the action mask allows no action")
-        if rng is None:
-            return int(np.argmax(logits))
-        z = np.exp(logits - logits.max())
-        return int(rng.choice(len(z), p=z / z.sum()))
+        return pick_action(self.masked_logits(observation, mask), rng)
 
     def save(self, path: str | Path) -> None:
         """Write the weights as .npz (no pickle), atomically."""

@@ -41,14 +41,16 @@ def check_spec(spec: str) -> None:
         if not Path(arg).is_file():
             raise ValueError(f"agent {spec!r}: no policy file at {arg}")
     elif name == "onnx":
-        if not (Path(arg) / "bot.json").is_file() or not (Path(arg) / "model.onnx").is_file():
+        from agents.bots import is_exported_bot
+
+        if not is_exported_bot(arg):
             raise ValueError(f"agent {spec!r}: no exported bot (bot.json + model.onnx) in {arg or 'the folder'!r}")
     elif sep:
         raise ValueError(f"agent {spec!r}: {name} takes no argument")
     elif name == "default":
-        from agents.bots import default_bot_dir
+        from agents.bots import default_bot_dir, is_exported_bot
 
-        if not (default_bot_dir() / "bot.json").is_file():
+        if not is_exported_bot(default_bot_dir()):
             raise ValueError(f"the default bot is missing from this installation (expected in {default_bot_dir()})")
 
 

@@ -465,6 +465,34 @@ def imitate(
 # ----------------------------------------------------------------------------------------------
 
 
+def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = None) -> Any:
+    """A fresh MaskablePPO with the config's hyperparameters and network (actor and critic apart)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO(
+        "MlpPolicy",
+        vec_env,
+        learning_rate=config.learning_rate,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        clip_range=config.clip_range,
+        ent_coef=config.ent_coef,
+        vf_coef=config.vf_coef,
+        policy_kwargs={
+            "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
+            "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
+        },
+        tensorboard_log=tensorboard_log,
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
 def evaluate_policy(
     policy: NumpyPolicy,
     opponent: str,

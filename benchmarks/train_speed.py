@@ -26,7 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.training import OpponentPool, SelfPlayEnv, collect_imitation_data, load_config  # noqa: E402
+from agents.training import (  # noqa: E402
+    OpponentPool, SelfPlayEnv, collect_imitation_data, load_config, new_model,
+)
 
 
 def main() -> None:
@@ -39,7 +41,6 @@ def main() -> None:
     config = load_config(args.config, args.overrides)
 
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -59,15 +60,7 @@ def main() -> None:
     envs = [SelfPlayEnv(config, pool, seed=config.seed * 1000 + i) for i in range(config.n_envs)]
     vec_env = DummyVecEnv([lambda env=env: env for env in envs])
     vec_env.seed(config.seed)
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation]
-    model = MaskablePPO(
-        "MlpPolicy", vec_env, learning_rate=config.learning_rate, n_steps=config.n_steps,
-        batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda,
-        clip_range=config.clip_range, ent_coef=config.ent_coef, vf_coef=config.vf_coef, seed=config.seed,
-        policy_kwargs={"net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
-                       "activation_fn": activation},
-        device="cpu",
-    )
+    model = new_model(config, vec_env)
 
     class Clock(BaseCallback):
         def __init__(self) -> None:
