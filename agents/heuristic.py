@@ -35,6 +35,14 @@ distribution is a convolution (exact for the model, with replacement); it calls 
 ``P(some opponent <= mine) <= call_risk``, or when its total is 0. The accepted risk grows slowly
 in long rounds (``impatience``), so two cautious players cannot pass low cards back and forth for ever.
 
+**Cost.** It is the opponent of PPO training, so a move must be cheap (about 0.1 ms). The deck
+draw of every discard needs ``V(kept + c)`` for each unseen card ``c``; a card that makes no set or
+run with the kept ones only adds its points and competes as a single for next turn's relief, so
+those are summed by value, and only the few that combine are looked at one by one. The best set or
+run a card makes depends only on the shape of the kept cards of its rank and suit (plus jokers),
+which is remembered (``_combo_points``), so no hand's discards are enumerated for it; the scores
+are the same floats as enumerating them.
+
 The agent uses no randomness: the same view always gives the same move (ties go to the earlier
 move in ``view.legal_moves``). ``rank_moves`` exposes its full ordering, which the search bot uses
 to pick the candidates it explores.
@@ -43,33 +51,17 @@ to pick the candidates it explores.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Sequence
+from typing import Final, Sequence
 
 from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Move, PlayerView
-from yaniv.cards import NUM_STANDARD
+from yaniv.cards import JOKERS, NUM_RANKS, NUM_STANDARD
 from yaniv.game import DISCARD, KEEP, SLAMDOWN, SLAMDOWN_PHASE, STATE
 from yaniv.melds import classify, drawable_cards, legal_discards
+from yaniv.odds import MAX_POINTS, sum_distribution
 from yaniv.rules import Rules
 
 from agents.base import SeededAgent
-from agents.greedy import mean_points, unseen_cards
-
-MAX_POINTS = 10
-
-
-def sum_distribution(weights: Sequence[float], k: int, limit: int) -> list[float]:
-    """P(sum of ``k`` independent cards = s) for s = 0..limit, a card worth v with probability weights[v]."""
-    dist = [1.0] + [0.0] * limit
-    for _ in range(k):
-        new = [0.0] * (limit + 1)
-        for s, p in enumerate(dist):
-            if p:
-                for v in range(min(MAX_POINTS, limit - s) + 1):
-                    w = weights[v]
-                    if w:
-                        new[s + v] += p * w
-        dist = new
-    return dist
+from agents.greedy import unseen_cards
 
 
 @lru_cache(maxsize=65536)
@@ -165,19 +157,102 @@ def _hand_value(hand: list[int], rules: Rules, gammas: tuple[float, float]) -> f
     return sum(POINTS[c] for c in hand) - relief(hand, rules, gammas)
 
 
-def _near(kept: Sequence[int]) -> set[int] | None:
-    """The cards that may form a set or run with some of ``kept`` (None: any card, kept holds a joker).
+_COMBO_MEMO: dict[tuple[int, int, int, int, bool], int] = {}
 
-    Jokers; the other cards of a kept card's rank; cards of its suit within two ranks of it.
+
+def _combo_points(suit_ranks: int, rank: int, same_rank: int, jokers: int, rules: Rules) -> int:
+    """The most points of a set or run that a natural card of rank ``rank`` makes with cards kept
+    in hand (0: none): the kept cards of its suit (their ranks as the bit mask ``suit_ranks``),
+    ``same_rank`` kept cards of its rank (other suits) and ``jokers`` kept jokers.
+
+    No other kept card can share a set or a run with it, and suits only matter by being equal, so
+    the card is placed in suit 0 and the answer holds for every hand of that shape. It is
+    remembered (a few thousand shapes cover almost every position); ``legal_discards`` reads no
+    rule but ``jokers_in_sets``, so that setting is the only one in the key.
     """
-    near = {NUM_STANDARD, NUM_STANDARD + 1}
-    for k in kept:
-        if k >= NUM_STANDARD:
-            return None
-        r, s = RANK[k], SUIT[k]
-        near.update(q * 13 + r for q in range(4))
-        near.update(s * 13 + x for x in range(max(0, r - 2), min(12, r + 2) + 1))
-    return near
+    key = (suit_ranks, rank, same_rank, jokers, rules.jokers_in_sets)
+    out = _COMBO_MEMO.get(key)
+    if out is None:
+        card = rank  # the card of that rank in suit 0
+        hand = [card]
+        hand += [r for r in range(NUM_RANKS) if suit_ranks >> r & 1]
+        hand += [s * NUM_RANKS + rank for s in range(1, same_rank + 1)]
+        hand += JOKERS[:jokers]
+        out = 0
+        for d in legal_discards(hand, rules):
+            if len(d) > 1 and card in d:
+                out = max(out, sum(POINTS[c] for c in d))
+        if len(_COMBO_MEMO) > 200_000:
+            _COMBO_MEMO.clear()
+        _COMBO_MEMO[key] = out
+    return out
+
+
+# Per rank, the bit mask of the ranks next to it. Without jokers a run is consecutive cards, so a
+# run holding a card holds a card of a neighbouring rank too.
+_NEIGHBOURS: Final = tuple(sum(1 << x for x in (r - 1, r + 1) if 0 <= x < NUM_RANKS) for r in range(NUM_RANKS))
+
+
+class _Kept:
+    """A hand left after a discard, with what valuing its draws needs (computed once per discard).
+
+    ``relief_with(card)`` is ``relief(cards + [card])`` without enumerating that hand's discards:
+    they are the discards of ``cards`` (best: ``relief``), the card alone, and the sets and runs
+    the card makes with some of ``cards`` (best: ``_combo_points``). Each is worth a gamma times
+    its points, and the gammas are non-negative, so the best of the three is the same float
+    ``relief`` finds.
+    """
+
+    __slots__ = ("cards", "total", "relief", "suit_ranks", "same_rank", "jokers", "feed")
+
+    def __init__(self, cards: list[int], rules: Rules, gammas: tuple[float, float], feed: float) -> None:
+        self.cards = cards
+        self.feed = feed
+        self.relief = relief(cards, rules, gammas)
+        total = jokers = 0
+        suit_ranks = [0, 0, 0, 0]
+        same_rank = [0] * NUM_RANKS
+        for c in cards:
+            total += POINTS[c]
+            if c >= NUM_STANDARD:
+                jokers += 1
+            else:
+                suit_ranks[SUIT[c]] |= 1 << RANK[c]
+                same_rank[RANK[c]] += 1
+        self.total = total
+        self.suit_ranks = suit_ranks
+        self.same_rank = same_rank
+        self.jokers = jokers
+
+    def relief_with(self, card: int, rules: Rules, gammas: tuple[float, float]) -> float:
+        if card >= NUM_STANDARD:  # a joker may combine with anything: the full computation
+            return relief(self.cards + [card], rules, gammas)
+        r = RANK[card]
+        out = max(self.relief, gammas[0] * POINTS[card])
+        pts = _combo_points(self.suit_ranks[SUIT[card]], r, self.same_rank[r], self.jokers, rules)
+        return max(out, gammas[1] * pts) if pts else out
+
+
+class _Unseen:
+    """The cards a player has not seen (``unseen_cards``), summarised once per decision for
+    ``HeuristicAgent._deck_value``: how many of each value there are, and each natural card's
+    points, rank and suit (the table look-ups hoisted out of the loop over discards)."""
+
+    __slots__ = ("cards", "counts", "naturals", "jokers", "mean")
+
+    def __init__(self, cards: list[int]) -> None:
+        self.cards = cards
+        counts = [0] * (MAX_POINTS + 1)
+        total = 0
+        for c in cards:
+            v = POINTS[c]
+            counts[v] += 1
+            total += v
+        self.counts = [(v, n) for v, n in enumerate(counts) if n]  # (value, how many), values present
+        self.mean = total / len(cards) if cards else 6.0  # as agents.greedy.mean_points
+        # ``cards`` is in id order, so the jokers (52, 53) come after every natural card.
+        self.naturals = [(c, POINTS[c], RANK[c], SUIT[c]) for c in cards if c < NUM_STANDARD]
+        self.jokers = [c for c in cards if c >= NUM_STANDARD]
 
 
 class HeuristicAgent(SeededAgent):
@@ -272,61 +347,70 @@ class HeuristicAgent(SeededAgent):
         """
         rules = view.rules
         gamma = self._gamma(view)
-        hand = list(view.hand)
-        unseen = unseen_cards(view)
-        deck_mean = mean_points(unseen)
+        hand = view.hand
+        unseen = _Unseen(unseen_cards(view))
         nxt = self._next_seat(view)
         feed_w = self._feed_weight(view, nxt)
         # Pile draws that would keep a long round going in circles cost extra (see ``call_limit``).
         own_turns = view.turn // max(1, sum(view.alive))
         pile_cost = self.impatience * 10 * max(0, own_turns - self.patience)
-        thrown = {c for e in view.events if e.player == view.player and e.kind != STATE for c in e.cards}
+        thrown: set[int] | None = None  # the cards it threw this round, gathered at the first pile draw
         scored: list[tuple[float, int, Move]] = []
-        kept_cache: dict[tuple[int, ...], tuple[list[int], float]] = {}
+        kept_by_discard: dict[tuple[int, ...], _Kept] = {}  # one per discard: its draws share it
         for i, m in enumerate(view.legal_moves):
             if m.kind != DISCARD:
                 continue
-            entry = kept_cache.get(m.cards)
-            if entry is None:
-                kept = [c for c in hand if c not in m.cards]
-                feed = feed_w * self._feed(view, m.cards, nxt, deck_mean) if feed_w else 0.0
-                entry = kept_cache[m.cards] = (kept, feed)
-            kept, feed = entry
+            kept = kept_by_discard.get(m.cards)
+            if kept is None:
+                feed = feed_w * self._feed(view, m.cards, nxt, unseen.mean) if feed_w else 0.0
+                kept = kept_by_discard[m.cards] = _Kept([c for c in hand if c not in m.cards], rules, gamma, feed)
             if m.draw == DECK:
                 value = self._deck_value(kept, unseen, rules, gamma)
             else:
-                value = _hand_value(kept + [m.draw], rules, gamma) + pile_cost
+                # V(kept + [draw]), the same float as _hand_value(kept.cards + [m.draw], ...)
+                value = kept.total + POINTS[m.draw] - kept.relief_with(m.draw, rules, gamma) + pile_cost
+                if thrown is None:
+                    me = view.player
+                    thrown = {c for e in view.events if e.player == me and e.kind != STATE for c in e.cards}
                 if m.draw in thrown:
                     value += self.recycle_cost
-            scored.append((value + feed, i, m))
-        scored.sort(key=lambda t: (t[0], t[1]))
+            scored.append((value + kept.feed, i, m))
+        scored.sort()  # by score, then legal-move index (unique, so the moves are never compared)
         return [(s, m) for s, _, m in scored]
 
-    def _deck_value(self, kept: list[int], unseen: list[int], rules: Rules, gamma: tuple[float, float]) -> float:
+    @staticmethod
+    def _deck_value(kept: _Kept, unseen: _Unseen, rules: Rules, gamma: tuple[float, float]) -> float:
         """The mean of V(kept + c) over the unseen cards c.
 
-        A card that cannot combine with the kept ones only adds its points and competes for next
-        turn's relief as a single: those are summed by value; the few that may combine are
-        evaluated one by one.
+        A card that makes no set or run with the kept ones only adds its points and competes for
+        next turn's relief as a single: those are summed by value. The few that do combine are
+        corrected one by one with the best combination they make (``_combo_points``), in the
+        unseen cards' order, so the sum is the same float as scoring every card one by one.
         """
-        if not unseen:
-            return _hand_value(kept, rules, gamma) + 6.0
-        base_total = sum(POINTS[c] for c in kept)
-        base_next = relief(kept, rules, gamma)
-        g1 = gamma[0]
-        counts = [0] * (MAX_POINTS + 1)
-        for c in unseen:
-            counts[POINTS[c]] += 1
+        if not unseen.cards:
+            return kept.total - kept.relief + 6.0
+        base_next = kept.relief
+        g1, gm = gamma
         acc = 0.0
-        for v, n in enumerate(counts):
-            if n:
-                acc += n * (v - max(base_next, g1 * v))
-        near = _near(kept)
-        for c in unseen:
-            if near is None or c in near:
-                v = POINTS[c]
-                acc += max(base_next, g1 * v) - relief(kept + [c], rules, gamma)
-        return base_total + acc / len(unseen)
+        for v, n in unseen.counts:
+            acc += n * (v - max(base_next, g1 * v))
+        suit_ranks, same_rank, jokers = kept.suit_ranks, kept.same_rank, kept.jokers
+        wild = rules.jokers_in_sets
+        memo = _COMBO_MEMO
+        for c, v, r, s in unseen.naturals:
+            if not (jokers or same_rank[r] or suit_ranks[s] & _NEIGHBOURS[r]):
+                continue  # no set or run: no kept joker, no kept card of its rank, nor of its suit next to it
+            pts = memo.get((suit_ranks[s], r, same_rank[r], jokers, wild))  # _combo_points' key
+            if pts is None:
+                pts = _combo_points(suit_ranks[s], r, same_rank[r], jokers, rules)
+            if pts:
+                single = max(base_next, g1 * v)
+                combo = gm * pts
+                if combo > single:  # otherwise relief(kept + [c]) == single: nothing to correct
+                    acc += single - combo
+        for c in unseen.jokers:  # a joker may combine with anything: the full computation
+            acc += max(base_next, g1 * POINTS[c]) - relief(kept.cards + [c], rules, gamma)
+        return kept.total + acc / len(unseen.cards)
 
     # -- the next player ----------------------------------------------------------------------------
 
@@ -359,4 +443,4 @@ class HeuristicAgent(SeededAgent):
         return gain
 
 
-__all__ = ["HeuristicAgent", "assaf_risk", "relief", "sum_distribution"]
+__all__ = ["HeuristicAgent", "assaf_risk", "relief"]

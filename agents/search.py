@@ -61,9 +61,10 @@ import numpy as np
 from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Game, Move, PlayerView
 from yaniv.cards import NUM_STANDARD, deck_cards, sort_hand
 from yaniv.game import DISCARD, OVER, PLAY, SLAM, SLAMDOWN, SLAMDOWN_PHASE
+from yaniv.odds import sum_distribution
 
 from agents.base import SeededAgent
-from agents.heuristic import HeuristicAgent, relief, sum_distribution
+from agents.heuristic import HeuristicAgent, relief
 
 _new = tuple.__new__
 DEFAULT_BUDGET = 128
