@@ -12,10 +12,12 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import yaniv_env
-from yaniv import Game, Rules
+from yaniv import DECK, POINTS, Game, Move, Rules
 from yaniv.cards import hand_points, sort_hand
 from yaniv.game import OVER
 from yaniv_env import encoding
+from yaniv_env.aec import round_rewards
+from yaniv.odds import at_most
 from yaniv_env.encoding import DRAW_SOURCES, action_table, observation_layout
 
 # PettingZoo's api_test notes that dict observations are not arrays; they are the documented format.
@@ -170,8 +172,43 @@ def test_observation_reflects_what_the_player_saw():
         obs = env.observer.observe(game, observer)
         k = (taker - observer) % 3
         opponents = env.observer.view("opponents", obs).reshape(7, -1)
-        assert opponents[k - 1, 6 + top] == 1.0
+        assert opponents[k - 1, encoding.OPPONENT_SCALARS + top] == 1.0
         assert opponents[k - 1, 0] == 1.0 and opponents[2:, 0].sum() == 0  # absent seats are zeros
+
+
+def test_observation_holds_each_opponents_last_discard_and_the_assaf_odds():
+    """Seat 0 throws a single card and draws from the deck, seat 1 takes the pile card: seat 2 sees
+    each one's last discard, the odds that it Assafs a call (yaniv.odds, checked by hand in
+    tests/test_odds.py), their combination and its own total's steps."""
+    env = yaniv_env.raw_env(num_players=3)
+    env.reset(seed=0)
+    game = env.game
+    assert game.current == 0
+    throw0 = max(game.hands[0])
+    env.step(env.table.to_action(Move("discard", (throw0,), DECK), game))
+    taken = game.pile[-1].drawable[0]
+    move1 = next(m for m in game.legal_moves() if m.kind == "discard" and len(m.cards) == 1 and m.draw == taken)
+    env.step(env.table.to_action(move1, game))
+    obs = env.observer.observe(game, 2)
+    opponents = env.observer.view("opponents", obs).reshape(7, -1)
+    total = game.totals[2]
+    odds = []
+    for row, cap, fresh, known in ((0, POINTS[throw0], 1, 0), (1, POINTS[move1.cards[0]], 0, POINTS[taken])):
+        assert opponents[row, 6:9].tolist() == pytest.approx([1.0, cap / 10, fresh])
+        room = total - known  # an equal total Assafs under the default rules
+        hidden = 5 - (1 if known else 0)  # five cards; seat 1's pile card is known
+        expected = at_most(2, cap, fresh, hidden - fresh)[room] if room >= 0 else 0.0
+        assert opponents[row, 9] == pytest.approx(expected)
+        odds.append(expected)
+    assert opponents[2:, 6:10].sum() == 0  # absent seats
+    own = env.observer.view("self", obs)
+    assert own[8] == pytest.approx(1 - (1 - odds[0]) * (1 - odds[1]))
+    assert own[9:].tolist() == [float(total <= t) for t in range(11)]
+    # before anyone has discarded, a hand is plain cards of the deck
+    env.reset(seed=0)
+    first = env.observer.view("opponents", env.observer.observe(env.game, 1)).reshape(7, -1)
+    assert first[:2, 6:9].sum() == 0
+    assert first[0, 9] == pytest.approx(at_most(2, -1, 0, 5)[env.game.totals[1]])
 
 
 def test_layout_table_in_the_docstring_matches_the_space():
@@ -194,8 +231,9 @@ def test_one_observation_size_for_every_player_count():
     assert len(sizes) == 1
 
 
-def test_round_rewards_are_minus_points_over_50_for_every_agent():
-    env = yaniv_env.raw_env(num_players=3, episode="round")
+@pytest.mark.parametrize("round_reward", ["points", "relative"])
+def test_round_rewards_for_every_agent(round_reward):
+    env = yaniv_env.raw_env(num_players=3, episode="round", round_reward=round_reward)
     env.reset(seed=1)
     # Force a showdown: give the player to move a Yaniv hand and the others known totals.
     game = env.game
@@ -216,11 +254,29 @@ def test_round_rewards_are_minus_points_over_50_for_every_agent():
     game._discards = None
     env.step(env.table.yaniv)
     assert game.phase == OVER
+    # points: the caller 3 (A + 2) wins and takes 0; K Q takes 20, 3 4 takes 7
     expected = {caller: 0.0, (caller + 1) % 3: -20 / 50, (caller + 2) % 3: -7 / 50}
+    if round_reward == "relative":  # (the others' mean - own) / 50
+        expected = {caller: (27 / 2) / 50, (caller + 1) % 3: (7 / 2 - 20) / 50, (caller + 2) % 3: (20 / 2 - 7) / 50}
     for seat, value in expected.items():
         assert env.rewards[f"player_{seat}"] == pytest.approx(value)
         assert env._cumulative_rewards[f"player_{seat}"] == pytest.approx(value)
     assert all(env.terminations.values())
+
+
+def test_relative_round_rewards_leave_out_seats_not_in_the_round():
+    from yaniv.game import RoundResult
+
+    # seat 2 is out of the game (no hand); seat 0 was Assafed by seat 1: 30 + its 5 points
+    result = RoundResult(
+        0, ((1, 3), (0,), (), (9, 10)), (5, 1, 0, 19), (35, 0, 0, 19), (1,), (1,), (), (35, 0, 250, 19), (), 12
+    )
+    assert round_rewards(result, "points") == pytest.approx([-35 / 50, 0.0, 0.0, -19 / 50])
+    assert round_rewards(result, "relative") == pytest.approx(
+        [((0 + 19) / 2 - 35) / 50, ((35 + 19) / 2) / 50, 0.0, ((35 + 0) / 2 - 19) / 50]
+    )
+    with pytest.raises(ValueError, match="round_reward must be one of"):
+        yaniv_env.raw_env(round_reward="score")
 
 
 @pytest.mark.parametrize("seed", range(4))

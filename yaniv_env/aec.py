@@ -6,7 +6,7 @@ Agents                 ``player_0`` .. ``player_{n-1}``, 2 to 8; the seat order 
 Actions                ``Discrete``: every (discard, draw) pair plus Yaniv and the two slamdown
                        choices; 189 ids with 5-card hands (see ``yaniv_env.encoding``)
 Observations           ``{"observation": Box(0, 1, (N,), float32), "action_mask": Box(0, 1, (A,), int8)}``;
-                       N = 844 with 5-card hands; the mask is all zeros for agents not on turn
+                       N = 884 with 5-card hands; the mask is all zeros for agents not on turn
 Episode                ``"round"`` (one round, from the given scores) or ``"game"`` (rounds until
                        the game ends)
 Rewards                at the end of the episode only (0 before), see below
@@ -15,14 +15,18 @@ Rewards                at the end of the episode only (0 before), see below
 Arguments
 ---------
 ``num_players`` (2-8), ``rules`` (a preset name, a ``yaniv.Rules`` or a mapping of settings),
-``episode`` ("round" or "game"), ``max_turns`` (truncate the episode after this many turns; None
-for no cap), ``render_mode`` ("human" prints, "ansi" returns the text).
+``episode`` ("round" or "game"), ``round_reward`` ("points" or "relative", see below),
+``max_turns`` (truncate the episode after this many turns; None for no cap), ``render_mode``
+("human" prints, "ansi" returns the text).
 
 Rewards
 -------
 * ``episode="round"``: each agent gets ``-points / 50``, where ``points`` is what it takes in
   the round (0 for the winner; the hand total for the others; the Assaf penalty for a caller
-  who is undercut). Within about [-1, 0]; a seven-card hand of tens gives -1.4.
+  who is undercut). Within about [-1, 0]; a seven-card hand of tens gives -1.4. With
+  ``round_reward="relative"`` it gets ``(mean points of the others in the round - points) / 50``
+  instead: zero-sum at two seats, and a Yaniv called while the others hold much is worth more
+  than one called while they hold little, as it is for the score race the game is.
 * ``episode="game"``: agents are ranked (last standing, or lowest score with ``first_over``;
   among the eliminated, the later out ranks higher, then the lower score). Rank r of n (0 best)
   gets ``1 - 2 r / (n - 1)``: the winner +1, the last -1, linear between; tied agents share the
@@ -38,7 +42,10 @@ adds PettingZoo's usual wrappers (illegal action: -1 and the episode ends; bound
 
 Version history
 ---------------
-* v0: first release.
+* v0: first release (observation layout 1, 844 floats with 5-card hands).
+* v1: observation layout 2 (884 floats): each opponent's last discard and the odds that it
+  Assafs a call, the odds that a call is Assafed, and the hand total's steps. Policies trained on
+  layout 1 do not read it: train them again.
 """
 
 from __future__ import annotations
@@ -50,13 +57,27 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from yaniv.game import Game
+from yaniv.game import Game, RoundResult
 from yaniv.render import describe_event, render_game
 from yaniv.rules import Rules, get_rules
 from yaniv_env.encoding import Observer
 
 EPISODES = ("round", "game")
+ROUND_REWARDS = ("points", "relative")
 ROUND_REWARD_SCALE = 50.0
+
+
+def round_rewards(result: RoundResult, kind: str = "points") -> list[float]:
+    """Each seat's reward for a finished round (see Rewards above); 0 for seats out of the game."""
+    points = result.points
+    if kind == "points":
+        return [-p / ROUND_REWARD_SCALE for p in points]
+    seats = [q for q, hand in enumerate(result.hands) if hand]  # the seats dealt in this round
+    total = sum(points[q] for q in seats)
+    out = [0.0] * len(points)
+    for q in seats:
+        out[q] = ((total - points[q]) / (len(seats) - 1) - points[q]) / ROUND_REWARD_SCALE
+    return out
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -69,7 +90,7 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
-    metadata = {"render_modes": ["human", "ansi"], "name": "yaniv_v0", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": "yaniv_v1", "is_parallelizable": False}
 
     def __init__(
         self,
@@ -78,6 +99,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         episode: str = "round",
         max_turns: int | None = None,
         render_mode: str | None = None,
+        round_reward: str = "points",
     ) -> None:
         super().__init__()
         self.rules = get_rules(rules)
@@ -86,12 +108,15 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         Game(num_players, self.rules, seed=0)  # checks that the deck can deal this table
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        if round_reward not in ROUND_REWARDS:
+            raise ValueError(f"round_reward must be one of {ROUND_REWARDS}, got {round_reward!r}")
         if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
             raise ValueError(f"max_turns must be None or an integer >= 1, got {max_turns!r}")
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
         self.num_players = num_players
         self.episode = episode
+        self.round_reward = round_reward
         self.max_turns = max_turns
         self.render_mode = render_mode
         self.observer = Observer(self.rules, num_players)
@@ -181,8 +206,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
             if result.caller is None:  # the rules' turn cap cut the round: no winner
                 self.truncations = {a: True for a in self.agents}
                 return
+            values = round_rewards(result, self.round_reward)
             for a, seat in self.agent_name_mapping.items():
-                self.rewards[a] = -result.points[seat] / ROUND_REWARD_SCALE
+                self.rewards[a] = values[seat]
         else:
             for a, value in zip(self.possible_agents, rank_rewards(game)):
                 self.rewards[a] = value

@@ -46,13 +46,18 @@ draws            D * 5                      30      per draw source: may be draw
                                                     same-suit card in hand (run material), joker
 top              54                         54      cards of the group on top of the pile
 dead             54                         54      every other card on the pile
-opponents        7 * 60                     420     per opponent seat: present, in the game, to
+opponents        7 * 64                     448     per opponent seat: present, in the game, to
                                                     move, hand size/7, score/limit, known points/70,
-                                                    then the 54 cards it was seen taking from the
-                                                    pile and still holds
-self             8                          8       score/limit, hand total/70, may call Yaniv, to
+                                                    has discarded this round, the highest card of
+                                                    its last discard/10, drew from the deck since,
+                                                    the odds that its total Assafs the observer's
+                                                    (below), then the 54 cards it was seen taking
+                                                    from the pile and still holds
+self             20                         20      score/limit, hand total/70, may call Yaniv, to
                                                     move, hand size/7, deck size/54, slamdown
-                                                    pending, turn/100 (capped at 1)
+                                                    pending, turn/100 (capped at 1), the odds that
+                                                    a Yaniv call now is Assafed, then total <= t
+                                                    for t = 0..10 (eleven steps)
 settings         21                         21      threshold/10, Assaf on equal, penalty/50, per-
                                                     Assafer, flat, halve, subtract, limit/300,
                                                     first-over end, jokers/2, jokers in sets,
@@ -63,6 +68,13 @@ settings         21                         21      threshold/10, Assaf on equal
 The observation is built from the observer's hand and public information only (the pile, who
 took what from it, hand sizes, scores); the tests change other players' hidden cards and the
 deck and check that it stays the same.
+
+The Assaf odds are ``yaniv.odds``' model (the heuristic bot's, on a full deck): an opponent's
+total is its known cards plus its hidden ones, which it kept through its last discard (so they are
+unlikely to beat that discard's highest card), bar the card it drew from the deck since. A call is
+Assafed when some opponent holds at most the observer's total (less than it when
+``assaf_on_equal`` is off), each opponent independently. The step features ``total <= t`` make the
+threshold a policy acts on plain to read; the total alone, at a seventieth per point, hides it.
 """
 
 from __future__ import annotations
@@ -76,17 +88,20 @@ import numpy as np
 from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, POINTS, RANK, SUIT, deck_cards
 from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE, YANIV, Game, Move
 from yaniv.melds import classify, legal_discards
+from yaniv.odds import MAX_TOTAL, at_most
 from yaniv.rules import MAX_HAND, Rules
 
-LAYOUT_VERSION: Final = 1  # bump whenever the observation layout or the action table changes
+LAYOUT_VERSION: Final = 2  # bump whenever the observation layout or the action table changes
 MAX_SEATS: Final = 8
 MAX_DRAWABLE: Final = 5
 DRAW_SOURCES: Final = 1 + MAX_DRAWABLE  # the deck, then up to five drawable pile cards
 SLOT_FEATURES: Final = 22
 DISCARD_FEATURES: Final = 3
 DRAW_FEATURES: Final = 5
-OPPONENT_FEATURES: Final = 6 + NUM_CARDS
-SELF_FEATURES: Final = 8
+OPPONENT_SCALARS: Final = 10  # the per-opponent features before its 54 known cards
+OPPONENT_FEATURES: Final = OPPONENT_SCALARS + NUM_CARDS
+TOTAL_STEPS: Final = 11  # self features total <= t, t = 0..10
+SELF_FEATURES: Final = 9 + TOTAL_STEPS
 SETTINGS_FEATURES: Final = 14 + (MAX_SEATS - 1)
 POINT_SCALE: Final = 70.0  # the most points a hand can hold (seven ten-point cards)
 
@@ -241,6 +256,17 @@ class Observer:
         self._dead_hot = array("f", bytes(4 * NUM_CARDS))  # the dead segment, ready to copy
         self._mask_zeros = bytes(self.table.size)
 
+    def history_entries(self) -> np.ndarray:
+        """A bool vector over the observation: the entries read off the round's history, not its
+        state (each opponent's last discard, and the Assaf odds built on it). A game rebuilt from
+        a ``yaniv.protocol`` state without history has none: they read as if nobody had discarded."""
+        out = np.zeros(self.size, dtype=bool)
+        for k in range(MAX_SEATS - 1):
+            at = self.offsets["opponents"] + k * OPPONENT_FEATURES
+            out[at + 6 : at + 10] = True
+        out[self.offsets["self"] + 8] = True
+        return out
+
     def view(self, name: str, obs: np.ndarray) -> np.ndarray:
         """The named segment of an observation (a view, not a copy)."""
         size = dict(self.layout)[name]
@@ -302,6 +328,21 @@ class Observer:
                     hot[c] = 1.0
             self._dead_groups = end
         return self._dead_cards, self._dead_points
+
+    def _last_discards(self, game: Game) -> dict[int, tuple[int, int]]:
+        """Per seat that has discarded this round: (highest card value of its last discard, 1 if it
+        drew from the deck then, else 0). Read backwards off the round's events: every seat in the
+        game discards once per lap, so one lap of discards back is enough."""
+        out: dict[int, tuple[int, int]] = {}
+        laps = sum(game.alive)
+        for e in reversed(game.events):
+            if e.kind == DISCARD:
+                if e.player not in out:
+                    out[e.player] = (max(map(POINTS.__getitem__, e.cards)), 1 if e.drew == DECK else 0)
+                laps -= 1
+                if not laps:
+                    break
+        return out
 
     def action_mask(self, game: Game, player: int) -> np.ndarray:
         mask = bytearray(self._mask_zeros)
@@ -386,21 +427,41 @@ class Observer:
         n = self.num_players
         limit = rules.score_limit
         current = game.current if phase != OVER else -1
+        last = self._last_discards(game)
+        jokers = rules.jokers
+        below = total - (0 if rules.assaf_on_equal else 1)  # an opponent at most this Assafs a call
+        safe = 1.0
         for k in range(1, n):
             q = (player + k) % n
             at = off["opponents"] + (k - 1) * OPPONENT_FEATURES
             buf[at] = 1.0
-            if game.alive[q]:
+            alive = game.alive[q]
+            if alive:
                 buf[at + 1] = 1.0
             if q == current:
                 buf[at + 2] = 1.0
-            buf[at + 3] = len(game.hands[q]) / MAX_HAND
+            size = len(game.hands[q])
+            buf[at + 3] = size / MAX_HAND
             buf[at + 4] = min(game.scores[q] / limit, 1.0)
             seen = known[q]
+            room = below
             if seen:
-                buf[at + 5] = sum(map(POINTS.__getitem__, seen)) / POINT_SCALE
+                points = sum(map(POINTS.__getitem__, seen))
+                room -= points
+                buf[at + 5] = points / POINT_SCALE
                 for c in seen:
-                    buf[at + 6 + c] = 1.0
+                    buf[at + OPPONENT_SCALARS + c] = 1.0
+            cap, fresh = last.get(q, (-1, 0))
+            if cap >= 0:
+                buf[at + 6] = 1.0
+                buf[at + 7] = cap / 10
+                buf[at + 8] = fresh
+            if alive and room >= 0:
+                hidden = size - len(seen)
+                plain = min(fresh, hidden)  # a slamdown may have thrown the card it drew
+                p = at_most(jokers, cap, plain, hidden - plain)[min(room, MAX_TOTAL)]
+                buf[at + 9] = p
+                safe *= 1.0 - p
 
         at = off["self"]
         buf[at] = min(game.scores[player] / limit, 1.0)
@@ -411,6 +472,9 @@ class Observer:
         buf[at + 5] = len(game.deck) / NUM_CARDS
         buf[at + 6] = 1.0 if to_move and phase == SLAMDOWN_PHASE else 0.0
         buf[at + 7] = min(game.turn / 100, 1.0)
+        buf[at + 8] = 1.0 - safe
+        for t in range(max(total, 0), TOTAL_STEPS):
+            buf[at + 9 + t] = 1.0
         buf[off["settings"] :] = self.settings_array
         return np.frombuffer(buf, dtype=np.float32)
 

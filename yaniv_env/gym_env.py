@@ -1,6 +1,6 @@
 """Yaniv as a Gymnasium single-agent environment: the learner holds one seat, opponents the rest.
 
-``gymnasium.make("yaniv_env/Yaniv-v0", num_players=3, opponents=[...])`` after ``import yaniv_env``.
+``gymnasium.make("yaniv_env/Yaniv-v1", num_players=3, opponents=[...])`` after ``import yaniv_env``.
 
 * Observation: the learner's observation vector (``Box(0, 1, (N,), float32)``, the layout of
   ``yaniv_env.encoding``); its action mask is ``env.action_masks()`` (sb3-contrib's protocol, so
@@ -20,8 +20,8 @@
 * An illegal action (one the mask forbids) ends the episode with reward -1 and
   ``info["illegal_action"]`` saying why, as ``yaniv_env.env()`` does; ``illegal_action="raise"``
   raises ``ValueError`` instead. MaskablePPO never picks one.
-* The other arguments (``num_players``, ``rules``, ``episode``, ``max_turns``, ``render_mode``)
-  are those of ``yaniv_env.aec.raw_env``.
+* The other arguments (``num_players``, ``rules``, ``episode``, ``round_reward``, ``max_turns``,
+  ``render_mode``) are those of ``yaniv_env.aec.raw_env``.
 """
 
 from __future__ import annotations
@@ -72,13 +72,15 @@ class YanivGymEnv(gym.Env):
         max_turns: int | None = None,
         render_mode: str | None = None,
         illegal_action: str = "penalize",
+        round_reward: str = "points",
     ) -> None:
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
         self.illegal_action = illegal_action
         self._ended = False
         self.aec = raw_env(
-            num_players=num_players, rules=rules, episode=episode, max_turns=max_turns, render_mode=render_mode
+            num_players=num_players, rules=rules, episode=episode, max_turns=max_turns, render_mode=render_mode,
+            round_reward=round_reward,
         )
         self.num_players = num_players
         self.render_mode = render_mode
