@@ -141,19 +141,28 @@ def main(argv: list[str] | None = None) -> int:
     if config.imitation_samples and model.num_timesteps == 0 and "imitation" not in state:
         import time
 
+        import numpy as np
+
         start = time.perf_counter()
-        data = collect_imitation_data(config, config.imitation_bot, config.imitation_samples, config.gamma,
-                                      seed=config.seed * 1000 + 999)
-        collected = time.perf_counter() - start
-        stats = imitate(model, data, config.imitation_epochs, 256, config.vf_coef, seed=config.seed,
-                        learning_rate=config.imitation_learning_rate)
-        stats.update(samples=len(data["actions"]), collect_seconds=collected,
+        collected = 0.0
+        data: dict = {}
+        for round_ in range(config.imitation_rounds):  # the first copies the bot's games; then DAgger
+            student = NumpyPolicy.from_sb3(model) if round_ else None
+            began = time.perf_counter()
+            more = collect_imitation_data(config, config.imitation_bot, config.imitation_samples, config.gamma,
+                                          seed=config.seed * 1000 + 999 + round_, student=student)
+            data = {k: np.concatenate([data[k], v]) if data else v for k, v in more.items()}
+            collected += time.perf_counter() - began
+            stats = imitate(model, data, config.imitation_epochs, 256, config.vf_coef, seed=config.seed + round_,
+                            learning_rate=config.imitation_learning_rate)
+        stats.update(samples=len(data["actions"]), rounds=config.imitation_rounds, collect_seconds=collected,
                      seconds=time.perf_counter() - start)
         state["imitation"] = stats
         save_model_atomically(model, run_dir / "checkpoints" / "latest.zip")  # --resume starts after it
         save_state(run_dir, state)
         print(
-            f"imitation of {config.imitation_bot}: {stats['samples']} decisions in {stats['collect_seconds']:.0f}s, "
+            f"imitation of {config.imitation_bot} ({config.imitation_rounds} round(s)): {stats['samples']} decisions "
+            f"in {stats['collect_seconds']:.0f}s, "
             f"trained in {stats['seconds'] - stats['collect_seconds']:.0f}s: policy loss {stats['policy_loss']:.3f}, "
             f"bot's move above half {stats['agreement']:.1%}, value loss {stats['value_loss']:.4f}",
             flush=True,

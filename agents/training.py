@@ -26,6 +26,11 @@ when the other players call, so from the learner's observation the critic explai
 its variance, and PPO from scratch learns slowly; copying the heuristic gets most of its strength
 in minutes, and a gentle PPO (small learning rate and clip range, no entropy bonus) then improves
 on it where the usual settings undo it. ``configs/default.yaml`` gives the figures.
+
+With ``imitation_rounds > 1`` the copy goes on as DAgger: each further round lets the network play
+about half the seats of new games while the bot still names the move it would make there, adds
+those decisions to the data and trains again on all of it. A copy trained on the bot's games alone
+never sees the positions its own small mistakes lead to, and errs more there.
 """
 
 from __future__ import annotations
@@ -71,6 +76,8 @@ class TrainConfig:
     players: str = _f("4", "Seats per table: a count such as 4, or a range such as 2-4 drawn per episode.")
     rules: str = _f("default", f"Rules preset: {', '.join(PRESETS)}.")
     episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
+    round_reward: str = _f("points", "Round reward: points (-points/50) or relative ((the others' mean points - "
+                           "points)/50); see yaniv_env.aec.")
     max_turns: int = _f(500, "Turns after which a training episode is truncated and an evaluation round ends.")
     n_envs: int = _f(8, "Environments stepped together (DummyVecEnv).")
     n_steps: int = _f(256, "Steps per environment per rollout.")
@@ -101,6 +108,10 @@ class TrainConfig:
                                    "total_timesteps.")
     imitation_bot: str = _f("heuristic", "The bot whose moves (and round returns) the network first learns.")
     imitation_epochs: int = _f(10, "Passes over the imitation data.")
+    imitation_rounds: int = _f(1, "Rounds of imitation: the first copies the bot's own games; each further round "
+                                  "(DAgger) collects imitation_samples more decisions in games where the network "
+                                  "plays about half the seats and the bot names its move, then trains again on "
+                                  "all the data.")
     imitation_learning_rate: float = _f(3e-4, "Adam learning rate of the imitation.")
     progress: bool = _f(True, "Show a progress bar.")
 
@@ -116,7 +127,8 @@ class TrainConfig:
 
         need(bool(self.name) and "/" not in self.name and self.name not in (".", ".."), "name", "a plain folder name")
         for key in ("total_timesteps", "max_turns", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
-                    "snapshot_every", "pool_size", "checkpoint_every", "eval_games", "imitation_epochs"):
+                    "snapshot_every", "pool_size", "checkpoint_every", "eval_games", "imitation_epochs",
+                    "imitation_rounds"):
             need(getattr(self, key) >= 1, key, "an integer >= 1")
         need(self.eval_every >= 0, "eval_every", "an integer >= 0")
         need(self.imitation_samples >= 0, "imitation_samples", "an integer >= 0")
@@ -129,6 +141,7 @@ class TrainConfig:
             need(getattr(self, key) >= 0, key, "a number >= 0")
         need(self.rules in PRESETS, "rules", f"one of {', '.join(PRESETS)}")
         need(self.episode in ("round", "game"), "episode", "round or game")
+        need(self.round_reward in ("points", "relative"), "round_reward", "points or relative")
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
         need(self.activation in ("tanh", "relu"), "activation", "tanh or relu")
         need(bool(self.net_arch) and all(n >= 1 for n in self.net_arch), "net_arch", "a list of layer sizes >= 1")
@@ -312,7 +325,10 @@ class SelfPlayEnv(gym.Env):
         self.rng = np.random.default_rng(seed)
         self.counts = config.player_counts
         self.tables = {
-            n: YanivGymEnv(num_players=n, rules=config.rules, episode=config.episode, max_turns=config.max_turns)
+            n: YanivGymEnv(
+                num_players=n, rules=config.rules, episode=config.episode, max_turns=config.max_turns,
+                round_reward=config.round_reward,
+            )
             for n in self.counts
         }
         first = self.tables[self.counts[0]]
@@ -359,15 +375,23 @@ class SelfPlayEnv(gym.Env):
 # ----------------------------------------------------------------------------------------------
 
 
-def collect_imitation_data(config: TrainConfig, bot: str, samples: int, gamma: float, seed: int) -> dict:
+def collect_imitation_data(
+    config: TrainConfig, bot: str, samples: int, gamma: float, seed: int, student: NumpyPolicy | None = None
+) -> dict:
     """``samples`` decisions of ``bot`` playing every seat of full games (table sizes drawn from
     ``config.players``): each decision's observation and mask, the bot's action, and the return
-    that followed it within its round (the round reward ``-points / 50``, discounted by ``gamma``
-    per own decision). Full games, so the scores, eliminations and starters are those of real play;
-    every seat's decisions count, so a 4-player table gives four times the data of one seat."""
+    that followed it within its round (the round reward of ``config.round_reward``, discounted by
+    ``gamma`` per own decision). Full games, so the scores, eliminations and starters are those of
+    real play; every seat's decisions count, so a 4-player table gives four times the data of one
+    seat.
+
+    With a ``student`` (DAgger), each seat of a game is the student's with even odds (at least one
+    per game): there the student's best move is played, and the bot's move is still the label. The
+    data then holds the positions the student's own mistakes lead to, and what the bot would do
+    there, which copying the bot's games alone never shows it."""
     from agents.registry import make_agent
     from yaniv.game import Game
-    from yaniv_env.aec import ROUND_REWARD_SCALE
+    from yaniv_env.aec import round_rewards
     from yaniv_env.encoding import Observer
 
     rng = np.random.default_rng(seed)
@@ -385,26 +409,31 @@ def collect_imitation_data(config: TrainConfig, bot: str, samples: int, gamma: f
         for q, teacher in enumerate(teachers):
             if hasattr(teacher, "reset"):
                 teacher.reset(int(rng.integers(2**63)))
+        students = rng.random(n) < 0.5 if student is not None else np.zeros(n, dtype=bool)
+        if student is not None and not students.any():
+            students[int(rng.integers(n))] = True
         pending: list[list[int]] = [[] for _ in range(n)]  # this round's sample indices per seat
         round_turns = 0
         while not game.is_over and len(actions) < samples:
             seat = game.current
             move = teachers[seat].act(game.view(seat))
+            obs, mask = observer.observe(game, seat), observer.action_mask(game, seat)
             pending[seat].append(len(actions))
-            obs_rows.append(observer.observe(game, seat))
-            mask_rows.append(observer.action_mask(game, seat))
+            obs_rows.append(obs)
+            mask_rows.append(mask)
             actions.append(observer.table.to_action(move, game))
             returns.append(0.0)
+            if students[seat]:
+                move = observer.table.to_move(student.act(obs, mask), game)
             rounds = len(game.results)
             game.apply(move)
             round_turns += 1
             if len(game.results) > rounds or round_turns >= config.max_turns:
                 if len(game.results) > rounds and game.results[-1].caller is not None:
-                    points = game.results[-1].points
+                    rewards = round_rewards(game.results[-1], config.round_reward)
                     for q in range(n):
-                        reward = -points[q] / ROUND_REWARD_SCALE
                         for k, i in enumerate(reversed(pending[q])):
-                            returns[i] = reward * gamma**k
+                            returns[i] = rewards[q] * gamma**k
                 if round_turns >= config.max_turns:
                     break  # a round going in circles: drop the rest of this game
                 pending = [[] for _ in range(n)]

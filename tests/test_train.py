@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from agents.training import ConfigError, TrainConfig, load_config
+from yaniv_env import encoding
 
 ROOT = Path(__file__).parents[1]
 TINY = [
@@ -93,7 +94,8 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
     "override,named",
     [("n_envs=zero", "n_envs"), ("bogus_key=1", "bogus_key"), ("gamma=1.5", "gamma"), ("players=9", "players"),
      ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size"),
-     ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples")],
+     ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples"),
+     ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward")],
 )
 def test_bad_config_values_name_the_key_and_create_nothing(tmp_path, override, named):
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bad", override)
@@ -130,7 +132,7 @@ def test_every_config_file_loads_and_names_its_own_run():
     assert {p.stem for p in paths} >= {"default", "quick", "heads_up"}
     for path in paths:
         assert load_config(path).name == path.stem, f"{path.name} would train into another config's run"
-    assert load_config(ROOT / "configs" / "default.yaml").player_counts == (4,)
+    assert load_config(ROOT / "configs" / "default.yaml").player_counts == (2, 3, 4)
     assert load_config(ROOT / "configs" / "heads_up.yaml").player_counts == (2,)
 
 
@@ -164,7 +166,8 @@ def test_imitation_data_holds_the_bots_legal_moves_and_round_returns():
     assert 0.0 <= data["obs"].min() and data["obs"].max() <= 1.0
     assert (data["returns"] <= 0).all() and (data["returns"] < 0).any()
     # Full games: later rounds start from non-zero scores, which the observation shows.
-    assert (data["obs"][:, -29] > 0).any(), "the own-score feature is seen non-zero"
+    own_score = -(encoding.SELF_FEATURES + encoding.SETTINGS_FEATURES)
+    assert (data["obs"][:, own_score] > 0).any(), "the own-score feature is seen non-zero"
     # With gamma 1, the first round's returns are -points / 50 of that round, seat by seat.
     rng = np.random.default_rng(3)
     n_players = config.player_counts[int(rng.integers(2))]
@@ -178,6 +181,44 @@ def test_imitation_data_holds_the_bots_legal_moves_and_round_returns():
         game.apply(bots[game.current].act(game.view(game.current)))
     expected = [-game.results[0].points[q] / 50 for q in seats]
     assert np.allclose(data["returns"][: len(seats)], expected)
+
+
+def test_dagger_plays_the_students_moves_and_records_the_bots():
+    """With a student, its seats play its best move while the data records the bot's move there:
+    replayed by hand through the first game's first round (or as much of it as the data holds)."""
+    from agents.ppo import NumpyPolicy
+    from agents.registry import make_agent
+    from agents.training import collect_imitation_data
+    from yaniv import Game
+    from yaniv.rules import PRESETS
+
+    observer = encoding.Observer(PRESETS["default"], 2)
+    w = np.random.default_rng(0)
+    student = NumpyPolicy([w.normal(size=(16, observer.size)), w.normal(size=(observer.table.size, 16))],
+                          [np.zeros(16), np.zeros(observer.table.size)], "tanh")
+    data = collect_imitation_data(TrainConfig(players="2"), "greedy", 400, gamma=1.0, seed=5, student=student)
+    rng = np.random.default_rng(5)
+    rng.integers(1)  # the table size, of one choice
+    game = Game(2, PRESETS["default"], seed=int(rng.integers(2**63)))
+    bots = [make_agent("greedy") for _ in range(2)]
+    for bot in bots:
+        bot.reset(int(rng.integers(2**63)))
+    students = rng.random(2) < 0.5
+    if not students.any():
+        students[int(rng.integers(2))] = True
+    i = overruled = 0
+    while not game.results and i < len(data["actions"]):
+        seat = game.current
+        label = bots[seat].act(game.view(seat))
+        obs, mask = observer.observe(game, seat), observer.action_mask(game, seat)
+        assert np.array_equal(data["obs"][i], obs)
+        assert data["actions"][i] == observer.table.to_action(label, game), "the label is the bot's move"
+        move = observer.table.to_move(student.act(obs, mask), game) if students[seat] else label
+        overruled += move != label
+        game.apply(move)
+        i += 1
+    assert overruled > 0, "the student's seats played the student's moves"
+    assert data["masks"][np.arange(len(data["actions"])), data["actions"]].all()
 
 
 def test_imitation_teaches_the_network_the_bots_moves():
@@ -205,11 +246,11 @@ def test_imitation_teaches_the_network_the_bots_moves():
 
 def test_a_run_with_imitation_records_it_once(tmp_path):
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bc", *TINY,
-                 "imitation_samples=300", "imitation_epochs=1", "imitation_bot=greedy")
+                 "imitation_samples=300", "imitation_epochs=1", "imitation_bot=greedy", "imitation_rounds=2")
     assert done.returncode == 0, done.stderr
-    assert "imitation of greedy" in done.stdout
+    assert "imitation of greedy (2 round(s))" in done.stdout
     state = json.loads((tmp_path / "bc" / "state.json").read_text())
-    assert state["imitation"]["samples"] >= 300 and state["timesteps"] == 1024
+    assert state["imitation"]["samples"] >= 600 and state["timesteps"] == 1024
     again = train("--resume", str(tmp_path / "bc"), "total_timesteps=1536")
     assert again.returncode == 0, again.stderr
     assert "imitation of" not in again.stdout, "a resumed run does not imitate again"
