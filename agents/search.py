@@ -39,8 +39,8 @@
    and wins 26% of the rounds (400 rounds, its fair share 25%).
 
 ``budget`` is the most rollouts one decision may use (stage 2 runs only when stage 1 finds a
-promising alternative): strength against time per move, about 30 ms a move heads-up at the default
-(``benchmarks/agent_speed.py``). Past the default, more rollouts bought no measurable strength: a
+promising alternative): strength against time per move, about 20 ms a move heads-up and 30 ms at
+four at the default (``benchmarks/agent_speed.py``, median). Past the default, more rollouts bought no measurable strength: a
 budget of 256 took 1.0 +- 0.6 points a round fewer than the heuristic on the 400 duplicate rounds
 where the default took 0.8 +- 0.6, and 512 took 1.2 +- 0.8 on 200 of them (the default 0.9 there).
 Nor, on those deals, did a lower ``confidence`` (0, 0.5, 1.0), fewer candidates (only moves the
