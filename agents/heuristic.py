@@ -61,7 +61,7 @@ from yaniv.odds import MAX_POINTS, sum_distribution
 from yaniv.rules import Rules
 
 from agents.base import SeededAgent
-from agents.greedy import unseen_cards
+from agents.greedy import mean_points, unseen_cards
 
 
 @lru_cache(maxsize=65536)
@@ -243,13 +243,10 @@ class _Unseen:
     def __init__(self, cards: list[int]) -> None:
         self.cards = cards
         counts = [0] * (MAX_POINTS + 1)
-        total = 0
         for c in cards:
-            v = POINTS[c]
-            counts[v] += 1
-            total += v
+            counts[POINTS[c]] += 1
         self.counts = [(v, n) for v, n in enumerate(counts) if n]  # (value, how many), values present
-        self.mean = total / len(cards) if cards else 6.0  # as agents.greedy.mean_points
+        self.mean = mean_points(cards)
         # ``cards`` is in id order, so the jokers (52, 53) come after every natural card.
         self.naturals = [(c, POINTS[c], RANK[c], SUIT[c]) for c in cards if c < NUM_STANDARD]
         self.jokers = [c for c in cards if c >= NUM_STANDARD]
