@@ -13,7 +13,7 @@ True
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -31,16 +31,35 @@ class Agent(Protocol):
         """A move from ``view.legal_moves``."""
 
 
+AGENT_STREAM = 0x6167656E74  # ASCII "agent": the spawn key that sets agents' streams apart
+
+
+def agent_rng(seed: Any = None) -> np.random.Generator:
+    """An agent's generator for ``seed`` (an int, a sequence of ints or None): numpy's
+    ``SeedSequence(seed)`` spawned under ``AGENT_STREAM``. A generator passed in is used as it is.
+
+    Not ``default_rng(seed)``: a ``Game`` seeded with the same number draws its deal from that
+    stream, and an agent that samples hidden cards from it would sample deals correlated with the
+    real one (measured: the search bot seeded like the game found 24% fewer of the opponent's true
+    cards than chance, 0.076 against 0.103 of 1,500, and its measured edge over the heuristic
+    grew). Seeding both from one loop variable is natural, so the streams are kept apart here.
+    """
+    if isinstance(seed, (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)):
+        return np.random.default_rng(seed)  # a stream the caller already chose
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(AGENT_STREAM,)))
+
+
 class SeededAgent:
-    """Base for agents that own one numpy generator."""
+    """Base for agents that own one numpy generator (``agent_rng``: never the stream of a game
+    given the same seed)."""
 
     name = "agent"
 
     def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = agent_rng(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
+        self.rng = agent_rng(seed)
 
     def act(self, view: PlayerView) -> Move:  # pragma: no cover - abstract
         raise NotImplementedError

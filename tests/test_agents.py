@@ -4,11 +4,17 @@ strength ordering random < greedy < heuristic < search on duplicate deals.
 Strength is measured heads-up on single rounds in the duplicate format: every deal is played twice
 with the seats swapped, so both bots get the same cards and only their decisions differ. A round's
 winner is the successful caller or the lowest Assafer. random < greedy and greedy < heuristic:
-the stronger bot's round win rate has a 95% Wilson lower bound above one half. heuristic < search:
-head to head the search bot (default budget) takes about 1.3 points a round fewer than the
-heuristic (17% of its points) but wins only 52% of the rounds; showing that takes about 1,600
-rounds (6 minutes), so that test runs with YANIV_LONG_TESTS=1, and the quick test compares the two
-bots' decisions where they differ, on shared futures of the real position.
+the stronger bot's round win rate has a 95% Wilson lower bound above one half.
+
+heuristic < search is not shown. Earlier figures (1.3 points a round better head to head, 3.8
+points per overruled decision) were inflated: the search bot was seeded with the same number as
+the game, its generator was the game's, and its samples of the hidden cards correlated with the
+real deal (``test_an_agent_seeded_like_the_game_does_not_sample_its_deal``; agents now draw from
+their own streams). With independent streams the search's edge is within noise of zero: its
+overrules gain 0.9 +- 0.55 points each over 720 deals, and head to head it takes 0.2 +- 0.2 points
+a round fewer over 2,100 duplicate deals. The quick test checks that its overrules cost nothing;
+the head-to-head margin is the opt-in ``test_search_beats_heuristic_head_to_head``
+(YANIV_LONG_TESTS=1), which the search does not yet pass.
 """
 
 from __future__ import annotations
@@ -195,6 +201,21 @@ def test_assaf_risk_counts_known_cards():
     assert assaf_risk(game.view(0)) == 0.0
 
 
+def test_an_agent_seeded_like_the_game_does_not_sample_its_deal():
+    """A game and an agent given the same seed must not share a random stream: a search bot would
+    then sample hidden cards correlated with the real ones. With ``default_rng(seed)`` for both, the
+    sampled opponent hands held 8.2% of its true cards over these 1,000 deals, against 10.4% by
+    chance (z = -5.2): information about the deal the bot may not have."""
+    hits = 0
+    for deal in range(1000):
+        game = Game(2, seed=deal, single_round=True)
+        sample = informed_sample(game.view(0), SearchAgent(deal).rng)
+        hits += len(set(sample.hands[1]) & set(game.hands[1]))
+    n, p = 5 * 1000, 5 / 48  # five true cards per deal; each is one of the 48 cards seat 0 cannot see
+    z = (hits / n - p) / math.sqrt(p * (1 - p) / n)
+    assert abs(z) < 3, f"sampled hands held {hits / n:.3f} of the true cards, chance {p:.3f} (z = {z:.1f})"
+
+
 def test_informed_samples_agree_with_the_view():
     """Samples keep every card once, the player's hand and every known card where they are."""
     views = long_round_views(3, "default", seed=3, turns=150)
@@ -335,17 +356,18 @@ def heuristic_playout(game: Game, seat: int, heuristic: HeuristicAgent) -> float
 FUTURES = 8
 
 
-def test_search_improves_on_the_heuristics_decisions():
-    """search > heuristic, decision by decision, on duplicate futures.
+def test_search_overrules_the_heuristic_without_losing_points():
+    """search >= heuristic, decision by decision, on duplicate futures.
 
     Heuristic self-play rounds; at every decision of seat 0 the search bot (budget 64) chooses too.
     Where it disagrees with the heuristic, both moves are played in the real position (true hidden
     cards) and the round is finished by the heuristic for everyone, over 8 futures (the deck
-    reshuffled) shared by the two moves. The search's mean gain per disagreement must be positive
-    with 95% confidence (one-sided). In a whole round both bots mostly agree, and one round's points
-    vary by about 15 whatever the moves, so a head-to-head margin needs far more rounds than a
-    quick test can play (see ``test_search_beats_heuristic_head_to_head``); this compares exactly
-    the decisions where the two differ.
+    reshuffled) shared by the two moves. The search must overrule in a few percent of decisions, and
+    the 95% lower bound (one-sided) of its mean gain per overrule must be above -1 point: a search
+    that scored moves wrongly (a sign, a seat) overrules with moves that lose several points each.
+    Measured: here 2.25 +- 1.32 points over 77 overrules; on deals 180-719, 0.54 +- 0.58 over 261.
+    So the overrules gain little, if anything: a positive lower bound holds on these deals but not
+    on others, and is not asserted (the module docstring).
     """
     heuristic = HeuristicAgent()
     gains = []
@@ -378,10 +400,12 @@ def test_search_improves_on_the_heuristics_decisions():
     mean = statistics.mean(gains)
     low = mean - 1.645 * statistics.stdev(gains) / math.sqrt(len(gains))
     assert 0.03 < len(gains) / decisions < 0.3, f"the search overruled the heuristic in {len(gains)} of {decisions}"
-    assert low > 0, f"mean gain {mean:.2f} points over {len(gains)} disagreements, 95% lower bound {low:.2f}"
+    assert low > -1.0, f"mean gain {mean:.2f} points over {len(gains)} disagreements, 95% lower bound {low:.2f}"
 
 
-@pytest.mark.skipif(not os.environ.get("YANIV_LONG_TESTS"), reason="about 10 minutes; set YANIV_LONG_TESTS=1")
+@pytest.mark.skipif(not os.environ.get("YANIV_LONG_TESTS"), reason="about 6 minutes; set YANIV_LONG_TESTS=1")
+@pytest.mark.xfail(reason="issue 4's open target: the search's edge over the heuristic is within noise of zero "
+                          "(module docstring)", strict=False)
 def test_search_beats_heuristic_head_to_head():
     """Head to head on 800 duplicate deals (1,600 heads-up rounds), the search bot at its default
     budget: it scores fewer points than the heuristic with 95% confidence (paired by deal), and wins
