@@ -10,12 +10,12 @@ heuristic < search is not shown. Earlier figures (1.3 points a round better head
 points per overruled decision) were inflated: the search bot was seeded with the same number as
 the game, its generator was the game's, and its samples of the hidden cards correlated with the
 real deal (``test_an_agent_seeded_like_the_game_does_not_sample_its_deal``; agents now draw from
-their own streams). With independent streams the search's edge is within noise of zero: its
+their own streams). With independent streams the search's edge is small: its
 overrules gain 0.9 +- 0.54 points each over 720 deals, and head to head it takes 0.2 +- 0.2 points
 a round fewer at a budget of 64 (2,100 duplicate deals), 0.6 +- 0.25 at the default budget (1,000;
 ``agents/search.py`` has the details). The quick test checks that its overrules cost nothing;
 the head-to-head margin is the opt-in ``test_search_beats_heuristic_head_to_head``
-(YANIV_LONG_TESTS=1), which the search does not yet pass.
+(YANIV_LONG_TESTS=1): too long for CI, and too close to call for its 800 deals.
 """
 
 from __future__ import annotations
@@ -405,8 +405,8 @@ def test_search_overrules_the_heuristic_without_losing_points():
 
 
 @pytest.mark.skipif(not os.environ.get("YANIV_LONG_TESTS"), reason="about 6 minutes; set YANIV_LONG_TESTS=1")
-@pytest.mark.xfail(reason="issue 4's open target: the search's edge over the heuristic is within noise of zero "
-                          "(module docstring)", strict=False)
+@pytest.mark.xfail(reason="issue 4's open target: the search's edge over the heuristic is small, about 0.6 "
+                          "points a round (module docstring)", strict=False)
 def test_search_beats_heuristic_head_to_head():
     """Head to head on 800 duplicate deals (1,600 heads-up rounds), the search bot at its default
     budget: it scores fewer points than the heuristic with 95% confidence (paired by deal), and wins
