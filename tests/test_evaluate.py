@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from agents.base import SeededAgent
-from agents.tournament import plan_tournament, run_tournament, wilson_interval
+from agents.tournament import GameRecord, TournamentResult, plan_tournament, run_tournament, wilson_interval
 from yaniv import YANIV, get_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -208,6 +208,32 @@ def test_wins_and_head_to_head_add_up_with_more_agents_than_seats():
     assert math.isnan(rates[0, 0]) and rates[0, 1] + rates[1, 0] == pytest.approx(1.0)
     text = result.table()
     assert "greedy" in text and "random#2" in text and "rating ±2σ" in text
+
+
+def test_the_margin_is_paired_by_deal_and_worked_out_by_hand():
+    """Two deals, two rotations each (agent 0 = "a", 1 = "b"):
+    deal 0: a 10 points in 2 rounds vs b 30 in 2 -> a's margin 15 - 5 = +10; then b 20 in 1 vs a 0
+            in 1 -> a +20. Deal 0: a +15, b -15.
+    deal 1: a 12 in 4 vs b 4 in 4 -> a 1 - 3 = -2; then 0 vs 0 -> 0. Deal 1: a -1, b +1.
+    a: mean (15 - 1) / 2 = 7; sd of (15, -1) = 8 * sqrt(2); 95% half-width 1.96 * 8 = 15.68."""
+    plan = plan_tournament(["random", "greedy"], num_players=2, games=4, seed=0)
+
+    def record(i: int, deal: int, rotation: int, seats, points, alive) -> GameRecord:
+        two = (0, 0)
+        return GameRecord(i, deal, 0, rotation, seats, two, two, two, max(alive), 0, 0, alive, points, two, two, two,
+                          two, (0.0, 0.0))
+
+    records = [record(0, 0, 0, (0, 1), (10, 30), (2, 2)), record(1, 0, 1, (1, 0), (20, 0), (1, 1)),
+               record(2, 1, 0, (0, 1), (12, 4), (4, 4)), record(3, 1, 1, (1, 0), (0, 0), (1, 1))]
+    result = TournamentResult.from_records(plan, records)
+    a, b = result.agent("random"), result.agent("greedy")
+    assert a.deal_margins == [15.0, -1.0] and b.deal_margins == [-15.0, 1.0]
+    assert a.margin == pytest.approx(7.0) and b.margin == pytest.approx(-7.0)
+    low, high = a.margin_interval
+    assert low == pytest.approx(7 - 15.68, abs=0.01) and high == pytest.approx(7 + 15.68, abs=0.01)
+    row = a.to_dict()
+    assert (row["margin"], row["margin_deals"]) == (pytest.approx(7.0), 2)
+    assert "margin [95% CI]" in result.table() and "+7.00 [-8.68, +22.68]" in result.table()
 
 
 def test_wilson_interval_against_a_hand_computed_value():
