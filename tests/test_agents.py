@@ -277,6 +277,9 @@ def test_registry_specs():
     assert isinstance(make_agent("heuristic"), HeuristicAgent)
     assert isinstance(make_agent("search"), SearchAgent)
     assert make_agent("search:32").budget == 32
+    cautious = make_agent("heuristic:call_risk=0.1, patience=10")
+    assert (cautious.call_risk, cautious.patience, cautious.gamma) == (0.1, 10, HeuristicAgent().gamma)
+    assert cautious.name == "heuristic:call_risk=0.1, patience=10"
     for agent in (make_agent(name, 0) for name in AGENT_NAMES[:4]):
         assert callable(agent.act) and callable(agent.reset) and agent.name
 
@@ -288,6 +291,11 @@ def test_registry_specs():
     ("greedy:3", ["greedy"]),
     ("ppo", ["ppo"]),
     ("ppo:/no/such/policy.npz", ["/no/such/policy.npz"]),
+    ("heuristic:call_rsk=0.1", ["call_rsk", "call_risk"]),
+    ("heuristic:patience=1.5", ["patience", "whole number"]),
+    ("heuristic:call_risk=-0.1", ["call_risk", ">= 0"]),
+    ("heuristic:call_risk=inf", ["call_risk", "finite"]),
+    ("heuristic:feed_weights=0", ["feed_weights"]),
 ])
 def test_registry_errors_name_the_problem(spec, words):
     with pytest.raises(ValueError) as info:
