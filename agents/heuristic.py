@@ -265,6 +265,12 @@ class HeuristicAgent(SeededAgent):
     ``impatience`` per turn, and each pile draw costs ``10 * impatience`` per such turn, so that a
     round always ends), ``recycle_cost`` (the cost of taking back from the pile a card it threw
     earlier in the round).
+
+    The defaults are the baseline every other bot is measured against, and they are not the best
+    settings: heads-up a more cautious caller, ``call_risk=0.1`` (the spec
+    ``heuristic:call_risk=0.1``), wins 55.7% [52.6, 58.8] of 1,000 full games against the default
+    and takes 0.60 +- 0.16 points a round fewer; at four players against three defaults it is
+    level (24.1% of 800 games, +0.07 +- 0.15 points). Seat rotation, duplicate deals, seed 0.
     """
 
     name = "heuristic"
