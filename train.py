@@ -78,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             saved = yaml.safe_load(saved_path.read_text())
             saved.update(runs_dir=str(run_dir.parent), name=run_dir.name)
             config = load_config(None, args.overrides, base=saved)
+            if config.privileged_critic != bool(saved.get("privileged_critic", False)):
+                raise ConfigError("config key 'privileged_critic' cannot change on --resume: it changes the "
+                                  "critic's inputs, which the checkpoint was trained on")
             state = load_state(run_dir)
             checkpoint = run_dir / "checkpoints" / "latest.zip"
             if not checkpoint.is_file():

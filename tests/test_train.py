@@ -95,7 +95,8 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
     [("n_envs=zero", "n_envs"), ("bogus_key=1", "bogus_key"), ("gamma=1.5", "gamma"), ("players=9", "players"),
      ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size"),
      ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples"),
-     ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward")],
+     ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward"),
+     ("imitation_bot=heuristic:call_rsk=0.1", "call_rsk"), ("privileged_critic=maybe", "privileged_critic")],
 )
 def test_bad_config_values_name_the_key_and_create_nothing(tmp_path, override, named):
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bad", override)
