@@ -550,7 +550,7 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
     }
     policy: Any = "MlpPolicy"
     if config.privileged_critic:
-        from agents.privileged import PrivilegedCriticPolicy
+        from agents.privileged_policy import PrivilegedCriticPolicy
 
         policy = PrivilegedCriticPolicy
         policy_kwargs["public_size"] = vec_env.observation_space.shape[0] - privileged_size(max(config.player_counts))

@@ -1,4 +1,5 @@
-"""The privileged critic: what it sees, that the actor does not see it, and a run that uses it."""
+"""The privileged critic (agents.privileged, agents.privileged_policy): what it sees, that the
+actor does not see it, and a run that uses it."""
 
 from __future__ import annotations
 
