@@ -6,17 +6,17 @@ with the seats swapped, so both bots get the same cards and only their decisions
 winner is the successful caller or the lowest Assafer. random < greedy and greedy < heuristic:
 the stronger bot's round win rate has a 95% Wilson lower bound above one half.
 
-heuristic < search is not shown by CI, only by an opt-in test (below). Earlier figures (1.3 points a round better head to head, 3.8
-points per overruled decision) were inflated: the search bot was seeded with the same number as
-the game, its generator was the game's, and its samples of the hidden cards correlated with the
-real deal (``test_an_agent_seeded_like_the_game_does_not_sample_its_deal``; agents now draw from
-their own streams). With independent streams the search's edge is small: its
-overrules gain 0.9 +- 0.54 points each over 720 deals, and head to head it takes 0.2 +- 0.2 points
-a round fewer at a budget of 64 (2,100 duplicate deals), 0.6 +- 0.25 at the default budget (1,000;
-``agents/search.py`` has the details). The quick test checks that its overrules cost nothing;
-the head-to-head margin is the opt-in ``test_search_beats_heuristic_head_to_head``
-(YANIV_LONG_TESTS=1), which passes with the streams apart but takes about 7 minutes: too long for
-CI.
+heuristic < search is not shown by CI, only by an opt-in test (below). Earlier figures (1.3 points
+a round better head to head, 3.8 points per overruled decision) were inflated: the search bot was
+seeded with the same number as the game, its generator was the game's, and its samples of the
+hidden cards correlated with the real deal
+(``test_an_agent_seeded_like_the_game_does_not_sample_its_deal``; agents now draw from their own
+streams). With independent streams the search's edge is small: its overrules gain 0.9 +- 0.54
+points each over 720 deals, and head to head it takes 0.2 +- 0.2 points a round fewer at a budget
+of 64 (2,100 duplicate deals), 0.6 +- 0.25 at the default budget (1,000; ``agents/search.py`` has
+the details). The quick test checks that its overrules cost nothing; the head-to-head margin is the
+opt-in ``test_search_beats_heuristic_head_to_head`` (YANIV_LONG_TESTS=1), which passes with the
+streams apart but takes about 7 minutes: too long for CI.
 """
 
 from __future__ import annotations
