@@ -65,6 +65,7 @@ import numpy as np
 from agents.ppo import NumpyPolicy, PPOAgent
 from agents.privileged import privileged_features, privileged_size
 from yaniv.rules import PRESETS
+from yaniv_env.aec import ROUND_REWARDS
 from yaniv_env.gym_env import YanivGymEnv
 
 
@@ -162,7 +163,7 @@ class TrainConfig:
             need(getattr(self, key) >= 0, key, "a number >= 0")
         need(self.rules in PRESETS, "rules", f"one of {', '.join(PRESETS)}")
         need(self.episode in ("round", "game"), "episode", "round or game")
-        need(self.round_reward in ("points", "relative"), "round_reward", "points or relative")
+        need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
         need(self.activation in ("tanh", "relu"), "activation", "tanh or relu")
         need(bool(self.net_arch) and all(n >= 1 for n in self.net_arch), "net_arch", "a list of layer sizes >= 1")
@@ -173,11 +174,6 @@ class TrainConfig:
             counts = ()
         need(bool(counts) and min(counts) >= 2 and max(counts) <= 8, "players", "a count 2..8 or a range such as 2-4")
         need(bool(self.baselines) or self.baseline_fraction == 0, "baselines", "at least one bot when baseline_fraction > 0")
-        from agents.registry import AGENT_NAMES
-
-        for key in ("baselines", "eval_opponents"):
-            unknown = [b for b in getattr(self, key) if b.split(":")[0] not in AGENT_NAMES]
-            need(not unknown, key, f"bot names among {', '.join(AGENT_NAMES)}")
         need(self.imitation_bot.split(":")[0] in IMITATION_BOTS, "imitation_bot", f"one of {', '.join(IMITATION_BOTS)}")
         from agents.registry import check_spec
 
