@@ -53,14 +53,15 @@ The edge is real but small against the round's noise (about 8 points a deal): sh
 confidence takes some 800 deals, ``tests/test_agents.py::test_search_beats_heuristic_head_to_head``.
 
 ``budget`` is the most rollouts one decision may use (stage 2 runs only when stage 1 finds a
-promising alternative): strength against time per move, about 20 ms a move heads-up and 30 ms at
-four at the default (``benchmarks/agent_speed.py``, median). Earlier sessions tried larger budgets
-(256, 512), a lower ``confidence`` (0, 0.5, 1.0), fewer candidates, uniform deals (``rho=1``), a
-bolder rollout call rule and a more cautious heuristic choice on Yaniv: on 200-400 duplicate
-rounds none changed the points per round by more than one standard error (0.3 to 0.9 points).
-Those runs shared the game's random stream (above), so they bound the differences, not the
-strength. The bot is deterministic given its seed: every sample and every rollout draws from its
-own generator in a fixed order.
+promising alternative): strength against time per move, about 18 ms a move heads-up and 48 ms at
+four at the default (``benchmarks/agent_speed.py``, median; it was 20 and 30 ms with the baseline's
+Yaniv call, which ends rounds sooner: four cautious searchers play long rounds). Earlier sessions
+tried larger budgets (256, 512), a lower ``confidence`` (0, 0.5, 1.0), fewer candidates, uniform
+deals (``rho=1``), a bolder rollout call rule and a more cautious heuristic choice on Yaniv: on
+200-400 duplicate rounds none changed the points per round by more than one standard error (0.3 to
+0.9 points). Those runs shared the game's random stream (above), so they bound the differences, not
+the strength; the cautious call's gain (above) took 1,500 deals to show. The bot is deterministic given its seed: every sample and every rollout draws from
+its own generator in a fixed order.
 """
 
 from __future__ import annotations
