@@ -60,8 +60,8 @@ tried larger budgets (256, 512), a lower ``confidence`` (0, 0.5, 1.0), fewer can
 deals (``rho=1``), a bolder rollout call rule and a more cautious heuristic choice on Yaniv: on
 200-400 duplicate rounds none changed the points per round by more than one standard error (0.3 to
 0.9 points). Those runs shared the game's random stream (above), so they bound the differences, not
-the strength; the cautious call's gain (above) took 1,500 deals to show. The bot is deterministic given its seed: every sample and every rollout draws from
-its own generator in a fixed order.
+the strength; the cautious call's gain (above) took 1,500 deals to show. The bot is deterministic
+given its seed: every sample and every rollout draws from its own generator in a fixed order.
 """
 
 from __future__ import annotations
