@@ -50,7 +50,7 @@ same 300 deals as above; the cautious heuristic alone is 0.46 +- 0.17 better hea
 deals). So the two gains add up heads-up: the cautious call, and the search's overrules on top.
 An earlier try of the cautious heuristic at a budget of 64 measured 0.66 +- 0.52 (1,000 deals).
 The edge is real but small against the round's noise (about 8 points a deal): showing it with 95%
-confidence takes some 800 deals, ``tests/test_agents.py::test_search_beats_heuristic_head_to_head``.
+confidence takes some 600 deals, ``tests/test_agents.py::test_search_beats_heuristic_head_to_head``.
 
 ``budget`` is the most rollouts one decision may use (stage 2 runs only when stage 1 finds a
 promising alternative): strength against time per move, about 18 ms a move heads-up and 48 ms at
