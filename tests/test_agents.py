@@ -315,20 +315,20 @@ def wilson_low(wins: int, n: int, z: float = 1.96) -> float:
     return (centre - spread) / (1 + z * z / n)
 
 
-def duplicate_rounds(make_a, make_b, deals: int, first_deal: int = 0, rules="default"):
+def duplicate_rounds(make_a, make_b, deals: int):
     """Heads-up single rounds, every deal played twice with the seats swapped.
 
     Returns (A's round wins, rounds, per-deal paired point differences A - B over both seatings).
     """
     wins = rounds = 0
     diffs = []
-    for deal in range(first_deal, first_deal + deals):
+    for deal in range(deals):
         diff = 0
         for a_seat in (0, 1):
             agents = [None, None]
             agents[a_seat] = make_a(deal)
             agents[1 - a_seat] = make_b(deal)
-            game = play_game(Game(2, rules=rules, seed=deal, single_round=True), agents)
+            game = play_game(Game(2, seed=deal, single_round=True), agents)
             result = game.results[-1]
             rounds += 1
             wins += result.winners == (a_seat,)
