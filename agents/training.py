@@ -46,6 +46,31 @@ fewer, 8,000 single rounds, +-0.3), each one run of 600k PPO steps after the usu
   plain;
 * tables of 2-4 (configs/default.yaml, copying ``heuristic:call_risk=0.1``): privileged at 1.5e-4
   with clip 0.15, +0.10 heads-up and -0.62 at four; plain at the config's 5e-5, +0.37 and -0.38.
+
+Tried and not kept
+------------------
+Routes past the copied heuristic that did not pay, measured in full games against it
+(``evaluate.py``, duplicate deals, seats rotated, seed 0; 1,000 games heads-up, 400 at four
+against three heuristics). The references: configs/default.yaml's run wins 51.1% [48.0, 54.2]
+heads-up and 21.2% [17.5, 25.5] at four; configs/heads_up.yaml's wins 55.1% [52.0, 58.2]
+heads-up. The search bot wins 63.7% (of 400) and 42.5% (of 200): ``agents.search``.
+
+* **Real scores.** PPO's rounds start at zero scores, where no total can land on a halving value
+  and nobody is near elimination, so the policy never learns what the scores mean. Tried in the
+  default recipe: each round starting from the scores at a round's start in heuristic games,
+  every seat still in (150 to 400 games per table size).
+  - With the relative reward: 53.6% heads-up, 22.0% at four. Within the noise of the reference.
+  - Scored as the search's rollouts are (the others' mean score change minus one's own on the
+    cumulative scores, halvings counted, 60 points per elimination): 47.5% and 20.0%.
+  - Rewarded by the change in an estimate of the chance to win the game (two seats: exact for
+    the rules' halving and elimination, given the heuristic's round outcomes; more seats: each
+    seat's time to elimination taken as independent): 47.7% and 15.5%; in the heads-up recipe
+    55.3% [52.2, 58.4].
+* **The search's moves as labels.** The heads-up run's actor, fine-tuned on 60,000 moves of
+  ``search`` in positions the policy reached itself (DAgger against the heuristic; 19 minutes of
+  labelling on 2 cores), agreed with the search on 86% of held-out positions instead of 83%, and
+  won 53.2% [50.1, 56.3]. The search's edge comes from rollouts on sampled hidden cards; its
+  labels vary with the samples, and the network does not learn them from its observation.
 """
 
 from __future__ import annotations
