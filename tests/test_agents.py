@@ -25,7 +25,7 @@ import statistics
 import numpy as np
 import pytest
 
-from yaniv import DECK, YANIV, Game, Rules, parse_cards
+from yaniv import DECK, YANIV, Game, Move, Rules, parse_cards
 from yaniv.cards import deck_cards, hand_points
 from yaniv.game import SLAMDOWN_PHASE
 
@@ -193,6 +193,33 @@ def test_heuristic_calls_only_when_the_assaf_risk_is_low():
     assert HeuristicAgent().act(risky.view(0)) != YANIV
     # Zero points cannot be Assafed by a higher total, and is always called.
     assert HeuristicAgent().act(position(["JK1", "AS"], "8C").view(0)) == YANIV
+
+
+def test_score_aware_heuristic_aims_for_a_halving_value():
+    """86 points in the game, KC KD 4H AC in hand, 9C on the pile, the opponent down to one card
+    (it calls before this player's next turn with chance ``ROUND_END_CHANCE[1]`` = 0.6). Throwing
+    the kings leaves 5; taking the 9 makes 14, and 86 + 14 = 100 is halved to 50 if the round ends
+    now: ``(50 - 86) - 14 = -50`` points beyond the hand, worth 0.6 * -50 = -30 at score_weight 1.
+    A deck draw lands on 100 only with one of the 3 unseen nines of 49 unseen cards (-1.8). The
+    baseline, blind to the score, draws from the deck; the score-aware player takes the 9."""
+    game = position(["KC KD 4H AC", "9S"], "9C")
+    game.scores = [86, 50]
+    view = game.view(0)
+    kings, nine = parse_cards("KC KD"), parse_cards("9C")[0]
+    assert HeuristicAgent().act(view) == Move.discard(kings, DECK)
+    aware = HeuristicAgent(score_weight=1.0)
+    assert aware.act(view) == Move.discard(kings, nine)
+    scores = dict((m, s) for s, m in aware.rank_moves(view))
+    plain = dict((m, s) for s, m in HeuristicAgent().rank_moves(view))
+    assert scores[Move.discard(kings, nine)] - plain[Move.discard(kings, nine)] == pytest.approx(-30.0)
+    assert scores[Move.discard(kings, DECK)] - plain[Move.discard(kings, DECK)] == pytest.approx(-30.0 * 3 / 49)
+    # With the score far from 100, 200 and the limit, the term is zero: the same ranking exactly.
+    game.scores = [20, 50]
+    assert HeuristicAgent(score_weight=1.0).rank_moves(game.view(0)) == HeuristicAgent().rank_moves(game.view(0))
+    # Going over the limit costs OVER_LIMIT_COST: at 190, keeping 5 + a pile 9 (204) is avoided.
+    game.scores = [190, 50]
+    move = HeuristicAgent(score_weight=1.0).act(game.view(0))
+    assert move.draw != nine
 
 
 def test_assaf_risk_counts_known_cards():
