@@ -394,3 +394,47 @@ def test_maskable_ppo_trains_briefly_without_illegal_actions():
         if terminated or truncated:
             obs, _ = env.reset()
     assert illegal == 0
+
+
+def test_reset_and_over_segments_price_each_move_by_the_score_it_leaves():
+    """86 points, KC KD 4H AC in hand (sorted slots: AC 4H KC KD), 9C on the pile. Throwing the
+    kings (slots 2 and 3: subset 0b1100) leaves 5; with the 9 the hand is 14 and 86 + 14 = 100 is
+    halved to 50: reset = 50/100. A deck draw does so with the 3 unseen nines among 49 unseen
+    cards: 0.5 * 3/49. Nothing can pass 200 (over = 0). At 190 the same 14 would (190 + 14 > 200),
+    and so would any deck card above 5; a deck five makes 190 + 10 = 200 exactly, halved to 100."""
+    from yaniv import parse_cards
+    from yaniv.cards import deck_cards
+    from yaniv.melds import make_group
+
+    game = Game(2, seed=0, single_round=True)
+    game.hands = [sort_hand(parse_cards("KC KD 4H AC")), sort_hand(parse_cards("9S"))]
+    game.totals = [hand_points(h) for h in game.hands]
+    used = set(game.hands[0]) | set(game.hands[1]) | set(parse_cards("9C"))
+    game.deck = [c for c in deck_cards(2) if c not in used]
+    game.pile = [make_group(parse_cards("9C"), game.rules, -1)]
+    game.current = 0
+    game.scores = [86, 50]
+    observer = encoding.Observer(game.rules, 2)
+    kings = 0b1100
+    assert [game.hands[0][i] for i in (2, 3)] == list(parse_cards("KC KD"))
+    deck_action, nine_action = (kings - 1) * DRAW_SOURCES, (kings - 1) * DRAW_SOURCES + 1
+    obs = observer.observe(game, 0)
+    reset, over = observer.view("reset", obs), observer.view("over", obs)
+    assert reset[nine_action] == pytest.approx(0.5)
+    assert reset[deck_action] == pytest.approx(0.5 * 3 / 49)
+    assert over.sum() == 0
+    assert np.count_nonzero(reset) == np.count_nonzero(reset[observer.action_mask(game, 0)[: reset.size].astype(bool)])
+    # Not on turn: the segments are zero (they describe the moves of the player to move).
+    assert observer.view("reset", observer.observe(game, 1)).sum() == 0
+    game.scores = [190, 50]
+    obs = observer.observe(game, 0)
+    reset, over = observer.view("reset", obs), observer.view("over", obs)
+    unseen = [c for c in deck_cards(2) if c not in set(game.hands[0]) | set(parse_cards("9C"))]
+    assert over[nine_action] == 1.0 and reset[nine_action] == 0.0
+    assert over[deck_action] == pytest.approx(sum(POINTS[c] > 5 for c in unseen) / 49)
+    # 190 + 5 + a five is exactly 200: halved to 100, 100 points off.
+    assert reset[deck_action] == pytest.approx(1.0 * sum(POINTS[c] == 5 for c in unseen) / 49)
+    # Far from 100, 200 and the limit, both segments are zero.
+    game.scores = [10, 50]
+    obs = observer.observe(game, 0)
+    assert observer.view("reset", obs).sum() == 0 and observer.view("over", obs).sum() == 0

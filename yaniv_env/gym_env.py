@@ -1,6 +1,6 @@
 """Yaniv as a Gymnasium single-agent environment: the learner holds one seat, opponents the rest.
 
-``gymnasium.make("yaniv_env/Yaniv-v1", num_players=3, opponents=[...])`` after ``import yaniv_env``.
+``gymnasium.make("yaniv_env/Yaniv-v2", num_players=3, opponents=[...])`` after ``import yaniv_env``.
 
 * Observation: the learner's observation vector (``Box(0, 1, (N,), float32)``, the layout of
   ``yaniv_env.encoding``); its action mask is ``env.action_masks()`` (sb3-contrib's protocol, so
