@@ -433,8 +433,7 @@ class HeuristicAgent(SeededAgent):
             new = score + t
             if new > rules.score_limit:
                 costs[t] = OVER_LIMIT_COST
-            elif rules.score_reset != "none" and new in rules.score_reset_at:
-                reset = new // 2 if rules.score_reset == "halve" else max(0, new - rules.score_reset_subtract)
+            elif (reset := rules.reset_score(new)) is not None:
                 costs[t] = (reset - score) - t
         if not any(costs):
             return None

@@ -428,8 +428,9 @@ class Game:
             if not self.alive[q] or points[q] == 0:
                 continue
             score = self.scores[q] + points[q]
-            if rules.score_reset != "none" and score in rules.score_reset_at:
-                score = score // 2 if rules.score_reset == "halve" else max(0, score - rules.score_reset_subtract)
+            reset = rules.reset_score(score)
+            if reset is not None:
+                score = reset
                 resets.append(q)
             self.scores[q] = score
         over_limit = [q for q in range(n) if self.alive[q] and self.scores[q] > rules.score_limit]

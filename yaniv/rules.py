@@ -115,6 +115,12 @@ class Rules:
         if self.max_turns is not None:
             _check_int(self, "max_turns", minimum=1)
 
+    def reset_score(self, score: int) -> int | None:
+        """The score after ``score_reset`` when a round ends on ``score`` exactly at a reset value, else None."""
+        if self.score_reset == "none" or score not in self.score_reset_at:
+            return None
+        return score // 2 if self.score_reset == "halve" else max(0, score - self.score_reset_subtract)
+
     def replace(self, **changes: Any) -> "Rules":
         """A copy with some settings changed; an unknown name is an error naming it."""
         _check_names(changes)

@@ -377,8 +377,7 @@ class Observer:
                 new = score + t
                 if new > rules.score_limit:
                     over[t] = 1.0
-                elif rules.score_reset != "none" and new in rules.score_reset_at:
-                    after = new // 2 if rules.score_reset == "halve" else max(0, new - rules.score_reset_subtract)
+                elif (after := rules.reset_score(new)) is not None:
                     reset[t] = min((new - after) / 100, 1.0)
             stakes = self._stakes_memo[score] = (reset, over)
         return stakes
