@@ -931,3 +931,23 @@ def test_the_docs_tables_match_the_rules():
     text = DOCS.read_text(encoding="utf-8")
     assert rules_table_markdown() in text
     assert presets_table_markdown() in text
+
+
+@pytest.mark.parametrize("rules, score, hand", [
+    ("default", 86, "KS 4H"),          # 100: halved to 50
+    ("default", 180, "KS KH"),         # 200: halved to 100
+    ("default", 95, "KS"),             # 105: nothing
+    ("default", 190, "KS AD"),         # 201: over the limit
+    (Rules(score_reset_at=(210,)), 190, "KS KH"),  # 210 is above the limit, but reset first: 105, in
+    (SUBTRACT, 140, "KS"),             # 150 less 50
+    ("german", 190, "KS"),             # 200: no reset in german, and not over
+])
+def test_score_stakes_agree_with_the_engine(rules, score, hand):
+    """``Rules.score_stakes``, which the score-aware heuristic and the observation read, says what the
+    engine does to a non-caller's score: the points a reset takes off, and whether it is out."""
+    g = call_yaniv(["AH", hand], 0, rules, scores=[0, score])
+    t = hand_points(parse_cards(hand))
+    taken, over = g.rules.score_stakes(score)
+    assert score + t - taken[t] == g.scores[1]
+    assert over[t] == (g.scores[1] > g.rules.score_limit)
+    assert len(taken) == len(over) == (g.rules.hand_size + 1) * 10 + 1

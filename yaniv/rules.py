@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final, Mapping
 
 from yaniv.cards import MAX_JOKERS
@@ -121,6 +122,12 @@ class Rules:
             return None
         return score // 2 if self.score_reset == "halve" else max(0, score - self.score_reset_subtract)
 
+    def score_stakes(self, score: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+        """What a round ending with hand total t would do to ``score``, for t from 0 to the most a
+        hand plus one drawn card can hold: the points a reset takes off ``score + t`` (0 without
+        one), and whether ``score + t`` passes the limit. Remembered per rule set and score."""
+        return _score_stakes(self, score)
+
     def replace(self, **changes: Any) -> "Rules":
         """A copy with some settings changed; an unknown name is an error naming it."""
         _check_names(changes)
@@ -141,6 +148,18 @@ class Rules:
         default = PRESETS["default"]
         changed = [f"{k}={v!r}" for k, v in self.to_dict().items() if getattr(default, k) != v]
         return ", ".join(changed) or "default rules"
+
+
+@lru_cache(maxsize=4096)
+def _score_stakes(rules: Rules, score: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    taken, over = [], []
+    for t in range((rules.hand_size + 1) * 10 + 1):  # ten points a card at most
+        new = score + t
+        reset = rules.reset_score(new)
+        after = new if reset is None else reset  # as the engine scores a round: reset, then the limit
+        taken.append(new - after)
+        over.append(after > rules.score_limit)
+    return tuple(taken), tuple(over)
 
 
 def _fail(name: str, value: Any) -> None:

@@ -273,9 +273,8 @@ class Observer:
         self._dead_points = 0
         self._dead_hot = array("f", bytes(4 * NUM_CARDS))  # the dead segment, ready to copy
         self._mask_zeros = bytes(self.table.size)
-        self._max_total = (rules.hand_size + 1) * 10 + 1  # totals a hand plus one drawn card can reach
         self._stakes_memo: dict[int, tuple[list[float], list[float]]] = {}
-        self._full_counts = [0] * 11
+        self._full_counts = [0] * (max(POINTS) + 1)
         for c in deck_cards(rules.jokers):
             self._full_counts[POINTS[c]] += 1
 
@@ -371,14 +370,9 @@ class Observer:
         """Per hand total t: the points a reset takes off ``score + t`` (/100), and 1 if it is over the limit."""
         stakes = self._stakes_memo.get(score)
         if stakes is None:
-            rules = self.rules
-            reset, over = [0.0] * self._max_total, [0.0] * self._max_total
-            for t in range(self._max_total):
-                new = score + t
-                if new > rules.score_limit:
-                    over[t] = 1.0
-                elif (after := rules.reset_score(new)) is not None:
-                    reset[t] = min((new - after) / 100, 1.0)
+            taken, passed = self.rules.score_stakes(score)
+            reset = [min(x / 100, 1.0) for x in taken]
+            over = [1.0 if o else 0.0 for o in passed]
             stakes = self._stakes_memo[score] = (reset, over)
         return stakes
 
