@@ -148,19 +148,27 @@ def main(argv: list[str] | None = None) -> int:
 
         start = time.perf_counter()
         collected = 0.0
-        data: dict = {}
+        data: dict = {}  # every round's decisions, in one block allotted at the first round
+        filled = 0
         for round_ in range(config.imitation_rounds):  # the first copies the bot's games; then DAgger
             student = NumpyPolicy.from_sb3(model) if round_ else None
             began = time.perf_counter()
             more = collect_imitation_data(config, config.imitation_bot, config.imitation_samples, config.gamma,
                                           seed=config.seed * 1000 + 999 + round_, student=student)
-            data = {k: np.concatenate([data[k], v]) if data else v for k, v in more.items()}
+            if not data:
+                data = {k: np.empty((config.imitation_rounds * len(v), *v.shape[1:]), v.dtype) for k, v in more.items()}
+            for k, v in more.items():
+                data[k][filled : filled + len(v)] = v
+            filled += len(more["actions"])
+            del more
             collected += time.perf_counter() - began
-            stats = imitate(model, data, config.imitation_epochs, 256, config.vf_coef, seed=config.seed + round_,
-                            learning_rate=config.imitation_learning_rate)
-        stats.update(samples=len(data["actions"]), rounds=config.imitation_rounds, collect_seconds=collected,
+            stats = imitate(model, {k: v[:filled] for k, v in data.items()}, config.imitation_epochs,
+                            config.imitation_batch_size, config.vf_coef, seed=config.seed + round_,
+                            learning_rate=config.imitation_learning_rate, schedule=config.imitation_schedule)
+        stats.update(samples=filled, rounds=config.imitation_rounds, collect_seconds=collected,
                      seconds=time.perf_counter() - start)
         state["imitation"] = stats
+        del data  # gigabytes at the default config's size, which PPO does not need
         save_model_atomically(model, run_dir / "checkpoints" / "latest.zip")  # --resume starts after it
         save_state(run_dir, state)
         print(

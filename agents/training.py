@@ -89,6 +89,18 @@ heads-up. The search bot wins 63.7% (of 400) and 42.5% (of 200): ``agents.search
   spread by about 24 points; the network explained 4% of their variance. Choosing by it (the
   heuristic's move unless another is predicted 6 points better) won 20.7% at four and 55.5%
   heads-up, the cautious heuristic alone 22.0% and 55.7%: no gain.
+
+Two more, on the score-aware teacher and the default recipe of ``configs/default.yaml``:
+
+* **An imitation anchor in PPO.** Before each PPO rollout, four minibatches of 512 of behaviour
+  cloning on the imitation data (the actor only, with PPO's optimizer), to hold the copy's play
+  where PPO's rounds, from zero scores, say nothing. It held the teacher's move at the copy's
+  rate (91.6% of held-out heads-up decisions, against 87.5% without it), and won 62.9% heads-up
+  and 44.0% at four against 64.2% and 45.2% without: the moves PPO changed were gains.
+* **Soft targets.** Learning the heuristic's whole ranking of the moves (a softmax of its move
+  values at a temperature of 0.3 or 1 point) rather than the move it picks. Offline, on the same
+  300,000 decisions, after six passes the copy picked the teacher's move in 85% of held-out
+  decisions, against 90% with the picked moves as labels.
 """
 
 from __future__ import annotations
@@ -178,6 +190,9 @@ class TrainConfig:
                                   "plays about half the seats and the bot names its move, then trains again on "
                                   "all the data.")
     imitation_learning_rate: float = _f(3e-4, "Adam learning rate of the imitation.")
+    imitation_schedule: str = _f("constant", "Learning rate over each imitation round's passes: constant, or cosine "
+                                             "(falling to zero, half a cosine wave).")
+    imitation_batch_size: int = _f(256, "Minibatch size of the imitation.")
     progress: bool = _f(True, "Show a progress bar.")
 
     def __post_init__(self) -> None:
@@ -193,10 +208,11 @@ class TrainConfig:
         need(bool(self.name) and "/" not in self.name and self.name not in (".", ".."), "name", "a plain folder name")
         for key in ("total_timesteps", "max_turns", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
                     "snapshot_every", "pool_size", "checkpoint_every", "eval_games", "imitation_epochs",
-                    "imitation_rounds"):
+                    "imitation_rounds", "imitation_batch_size"):
             need(getattr(self, key) >= 1, key, "an integer >= 1")
         need(self.eval_every >= 0, "eval_every", "an integer >= 0")
         need(self.imitation_samples >= 0, "imitation_samples", "an integer >= 0")
+        need(self.imitation_schedule in ("constant", "cosine"), "imitation_schedule", "constant or cosine")
         need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
         for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
             need(getattr(self, key) > 0, key, "a number > 0")
@@ -481,8 +497,11 @@ def collect_imitation_data(
     counts = config.player_counts
     observers = {n: Observer(PRESETS[config.rules], n) for n in counts}
     hidden, top = config.privileged_critic, max(counts)  # rows carry the hidden cards for the critic
-    obs_rows: list[np.ndarray] = []
-    mask_rows: list[np.ndarray] = []
+    # Filled row by row: at the default config's size the observations take gigabytes, once.
+    any_observer = observers[counts[0]]
+    width = any_observer.size + (privileged_size(top) if hidden else 0)
+    obs_rows = np.empty((samples, width), dtype=np.float32)
+    mask_rows = np.empty((samples, any_observer.table.size), dtype=bool)
     actions: list[int] = []
     returns: list[float] = []
     while len(actions) < samples:
@@ -503,8 +522,8 @@ def collect_imitation_data(
             move = teachers[seat].act(game.view(seat))
             obs, mask = observer.observe(game, seat), observer.action_mask(game, seat)
             pending[seat].append(len(actions))
-            obs_rows.append(np.concatenate([obs, privileged_features(game, seat, top)]) if hidden else obs)
-            mask_rows.append(mask)
+            obs_rows[len(actions)] = np.concatenate([obs, privileged_features(game, seat, top)]) if hidden else obs
+            mask_rows[len(actions)] = mask
             actions.append(observer.table.to_action(move, game))
             returns.append(0.0)
             if students[seat]:
@@ -523,19 +542,29 @@ def collect_imitation_data(
                 pending = [[] for _ in range(n)]
                 round_turns = 0
     return {
-        "obs": np.asarray(obs_rows, dtype=np.float32),
-        "masks": np.asarray(mask_rows, dtype=bool),
+        "obs": obs_rows[: len(actions)],
+        "masks": mask_rows[: len(actions)],
         "actions": np.asarray(actions, dtype=np.int64),
         "returns": np.asarray(returns, dtype=np.float32),
     }
 
 
 def imitate(
-    model: Any, data: dict, epochs: int, batch_size: int, vf_coef: float, seed: int, learning_rate: float | None = None
+    model: Any,
+    data: dict,
+    epochs: int,
+    batch_size: int,
+    vf_coef: float,
+    seed: int,
+    learning_rate: float | None = None,
+    schedule: str = "constant",
 ) -> dict[str, float]:
     """Behaviour cloning: the policy learns the bot's actions (masked cross-entropy) and the value
     net its returns, with the model's own optimizer (at ``learning_rate`` if given, then back at
-    its own). Returns the last epoch's figures."""
+    its own). With ``schedule="cosine"`` the rate falls from there to zero over the passes, half a
+    cosine wave. Returns the last epoch's figures."""
+    import math
+
     import torch
 
     policy = model.policy
@@ -548,10 +577,16 @@ def imitate(
     rng = np.random.default_rng(seed)
     tensors = {k: torch.as_tensor(v) for k, v in data.items()}
     stats: dict[str, float] = {}
+    steps, step = epochs * -(-n // batch_size), 0
+    base_lr = [group["lr"] for group in policy.optimizer.param_groups]
     for _ in range(epochs):
         order = torch.as_tensor(rng.permutation(n))
         totals = np.zeros(3)
         for start in range(0, n, batch_size):
+            if schedule == "cosine":
+                for group, lr in zip(policy.optimizer.param_groups, base_lr):
+                    group["lr"] = lr * 0.5 * (1.0 + math.cos(math.pi * step / steps))
+            step += 1
             idx = order[start : start + batch_size]
             values, log_prob, _ = policy.evaluate_actions(
                 tensors["obs"][idx], tensors["actions"][idx], action_masks=tensors["masks"][idx]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -96,7 +97,8 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
      ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size"),
      ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples"),
      ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward"),
-     ("imitation_bot=heuristic:call_rsk=0.1", "call_rsk"), ("privileged_critic=maybe", "privileged_critic")],
+     ("imitation_bot=heuristic:call_rsk=0.1", "call_rsk"), ("privileged_critic=maybe", "privileged_critic"),
+     ("imitation_schedule=linear", "imitation_schedule"), ("imitation_batch_size=0", "imitation_batch_size")],
 )
 def test_bad_config_values_name_the_key_and_create_nothing(tmp_path, override, named):
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bad", override)
@@ -247,7 +249,8 @@ def test_imitation_teaches_the_network_the_bots_moves():
 
 def test_a_run_with_imitation_records_it_once(tmp_path):
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bc", *TINY,
-                 "imitation_samples=300", "imitation_epochs=1", "imitation_bot=greedy", "imitation_rounds=2")
+                 "imitation_samples=300", "imitation_epochs=1", "imitation_bot=greedy", "imitation_rounds=2",
+                 "imitation_batch_size=128", "imitation_schedule=cosine")
     assert done.returncode == 0, done.stderr
     assert "imitation of greedy (2 round(s))" in done.stdout
     state = json.loads((tmp_path / "bc" / "state.json").read_text())
@@ -255,3 +258,24 @@ def test_a_run_with_imitation_records_it_once(tmp_path):
     again = train("--resume", str(tmp_path / "bc"), "total_timesteps=1536")
     assert again.returncode == 0, again.stderr
     assert "imitation of" not in again.stdout, "a resumed run does not imitate again"
+
+
+def test_the_cosine_schedule_falls_to_zero_over_the_passes_and_gives_the_rate_back():
+    from sb3_contrib import MaskablePPO
+
+    from agents.training import collect_imitation_data, imitate
+    from yaniv_env.gym_env import YanivGymEnv
+
+    data = collect_imitation_data(TrainConfig(players="2"), "greedy", 300, gamma=0.99, seed=1)
+    model = MaskablePPO("MlpPolicy", YanivGymEnv(num_players=2), seed=0, device="cpu", learning_rate=1e-3,
+                        policy_kwargs={"net_arch": [32, 32]})
+    optimizer = model.policy.optimizer
+    rates: list[float] = []
+    optimizer.register_step_pre_hook(lambda opt, args, kwargs: rates.append(opt.param_groups[0]["lr"]))
+    imitate(model, data, epochs=3, batch_size=64, vf_coef=0.5, seed=0, learning_rate=4e-3, schedule="cosine")
+    steps = 3 * -(-len(data["actions"]) // 64)
+    assert len(rates) == steps == 15
+    # half a cosine wave from the given rate, step by step: 4e-3 at the first, 2e-3 at step 7.5 of 15
+    assert rates == pytest.approx([2e-3 * (1 + math.cos(math.pi * k / steps)) for k in range(steps)])
+    assert all(a > b for a, b in zip(rates, rates[1:])) and rates[-1] < 4e-3 * 0.02
+    assert optimizer.param_groups[0]["lr"] == pytest.approx(1e-3), "PPO gets its own rate back"
