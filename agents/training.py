@@ -29,13 +29,24 @@ on it where the usual settings undo it. ``configs/default.yaml`` gives the figur
 
 What to copy matters more than anything PPO did here. The baseline heuristic ignores the game's
 score; ``heuristic:call_risk=0.1,score_weight=2`` minds it (``agents.heuristic``, "Scores") and
-wins 69.5% heads-up and 48.8% at four against baseline heuristics. The default config copies it:
-the copy alone wins 61.9% and 45.2%, after its PPO 60.3% and 39.8% (full games, 1,000 heads-up
-and 400 at four, seed 0); configs/heads_up.yaml, copying it at two seats, 61.2% heads-up. Every
-PPO variant below, copying the plain heuristic, ended between 51% and 55% heads-up and near 21% at
-four. The same default recipe with 300k PPO steps instead of 600k won 56.9% and 37.8%: a single
-run's heads-up figure moves by a few points with its PPO, so the 60% line is not cleared with
-room to spare.
+wins 69.5% heads-up and 48.8% at four against baseline heuristics. The default config copies it
+(full games, 1,000 heads-up and 400 at four, seed 0, ``configs/default.yaml`` has the intervals):
+
+* 600k decisions, six passes a round at a rate falling from 1e-3 to zero (cosine), minibatches
+  of 512: the copy picks one of the teacher's best moves in 91.9% of held-out heads-up decisions
+  (90.9% at four) and wins 60.9% and 45.5%. After 400k PPO steps the shipped run wins 61.5% and
+  36.5%; four runs of the recipe (three with 600k PPO steps) won 60.7% to 64.2% heads-up and
+  36.5% to 45.5% at four.
+* 300k decisions, ten passes at a constant 3e-4, minibatches of 256 (the recipe before): 91.2%
+  and 89.7%; the copy won 61.9% and 45.2%, after 600k PPO steps 60.3% and 39.8% (56.9% and 37.8%
+  after 300k).
+
+Both copies win about the same. Heads-up, PPO adds a point or two to the later one on average;
+at four it gains nothing and can cost up to nine points: there a run's figure moves by up to
+eight with the PPO stage alone (the same run on one torch thread or two). Every PPO variant
+below, copying the plain heuristic, ended between 51% and 55% heads-up and near 21% at four.
+configs/heads_up.yaml, copying the score-aware teacher at two seats with the recipe before, won
+61.2% heads-up.
 
 With ``imitation_rounds > 1`` the copy goes on as DAgger: each further round lets the network play
 about half the seats of new games while the bot still names the move it would make there, adds
