@@ -42,10 +42,11 @@ worth far more or less than their points: one that lands the score exactly on a 
 over the limit loses ``OVER_LIMIT_COST`` more. With ``score_weight > 0`` each move's value adds
 ``score_weight * P(the round ends first) * (its score change - its total)``, averaged over the
 unseen cards for a deck draw; the chance that the round ends first is read off the opponents' hand
-sizes (``ROUND_END_CHANCE``). Full games against baseline heuristics (seed 0, ``--max-turns 500``,
-Wilson 95% intervals), as the cautious caller (``call_risk=0.1``) with the weight below
-(``evaluate.py --players 4 --agents heuristic:call_risk=0.1,score_weight=2 heuristic heuristic
-heuristic --games 400 --seed 0 --max-turns 500``; heads-up ``--players 2 ... heuristic --games 1000``):
+sizes (``yaniv.odds.round_end_chance``). Full games against baseline heuristics (seed 0,
+``--max-turns 500``, Wilson 95% intervals), as the cautious caller (``call_risk=0.1``) with the
+weight below (``evaluate.py --players 4 --agents heuristic:call_risk=0.1,score_weight=2 heuristic
+heuristic heuristic --games 400 --seed 0 --max-turns 500``; heads-up ``--players 2 ... heuristic
+--games 1000``):
 
 ==============  ===================================  ====================================
 score_weight    4 players, against 3 heuristics      heads-up, against the heuristic
@@ -83,15 +84,12 @@ from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Move, PlayerView
 from yaniv.cards import JOKERS, NUM_RANKS, NUM_STANDARD
 from yaniv.game import DISCARD, KEEP, SLAMDOWN, SLAMDOWN_PHASE, STATE
 from yaniv.melds import classify, drawable_cards, legal_discards
-from yaniv.odds import MAX_POINTS, sum_distribution
+from yaniv.odds import MAX_POINTS, round_end_chance, sum_distribution
 from yaniv.rules import Rules
 
 from agents.base import SeededAgent
 from agents.greedy import mean_points, unseen_cards
 
-# The chance that an opponent holding this many cards calls Yaniv (ending the round) before this
-# player's next turn, rough guesses for the ``score_weight`` term; 0.02 for larger hands.
-ROUND_END_CHANCE: Final = {1: 0.6, 2: 0.35, 3: 0.12}
 OVER_LIMIT_COST: Final = 60.0  # points a round ending over the score limit counts as, beyond the hand's own
 
 
@@ -431,11 +429,9 @@ class HeuristicAgent(SeededAgent):
         costs = [OVER_LIMIT_COST if o else -x for x, o in zip(taken, over)]
         if not any(costs):
             return None
-        stay = 1.0
-        for q in range(view.num_players):
-            if q != view.player and view.alive[q]:
-                stay *= 1.0 - ROUND_END_CHANCE.get(view.hand_sizes[q], 0.02)
-        scale = self.score_weight * (1.0 - stay)
+        me, sizes = view.player, view.hand_sizes
+        chance = round_end_chance(sizes[q] for q in range(view.num_players) if q != me and view.alive[q])
+        scale = self.score_weight * chance
         return tuple(scale * c for c in costs)
 
     @staticmethod

@@ -197,7 +197,7 @@ def test_heuristic_calls_only_when_the_assaf_risk_is_low():
 
 def test_score_aware_heuristic_aims_for_a_halving_value():
     """86 points in the game, KC KD 4H AC in hand, 9C on the pile, the opponent down to one card
-    (it calls before this player's next turn with chance ``ROUND_END_CHANCE[1]`` = 0.6). Throwing
+    (it calls before this player's next turn with chance ``yaniv.odds.ROUND_END_CHANCE[1]`` = 0.6). Throwing
     the kings leaves 5; taking the 9 makes 14, and 86 + 14 = 100 is halved to 50 if the round ends
     now: ``(50 - 86) - 14 = -50`` points beyond the hand, worth 0.6 * -50 = -30 at score_weight 1.
     A deck draw lands on 100 only with one of the 3 unseen nines of 49 unseen cards (-1.8). The

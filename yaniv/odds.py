@@ -18,13 +18,31 @@ not seen, so that it needs no per-view counting and fits in small tables:
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Final, Sequence
+from typing import Final, Iterable, Sequence
 
 from yaniv.cards import POINTS, deck_cards
 
 MAX_POINTS: Final = 10  # the most points one card is worth
 MAX_TOTAL: Final = 70  # the most points a hand holds (seven ten-point cards)
 KEPT_HIGH_WEIGHT: Final = 0.35  # the odds of a kept card above the cap, relative to the deck's
+# The chance that an opponent holding this many cards calls Yaniv (ending the round) before a given
+# player's next turn: rough guesses, 0.02 for larger hands. The score-aware heuristic weighs what a
+# move does to its score by it, and the observation's reset_soon and over_soon segments carry it.
+ROUND_END_CHANCE: Final = {1: 0.6, 2: 0.35, 3: 0.12}
+ROUND_END_CHANCE_OTHERWISE: Final = 0.02
+
+
+def round_end_chance(hand_sizes: Iterable[int]) -> float:
+    """The chance that one of the opponents holding these hand sizes ends the round first (each
+    independently, by ``ROUND_END_CHANCE``).
+
+    >>> round(round_end_chance([1, 5]), 3)  # 1 - (1 - 0.6) * (1 - 0.02)
+    0.608
+    """
+    stay = 1.0
+    for size in hand_sizes:
+        stay *= 1.0 - ROUND_END_CHANCE.get(size, ROUND_END_CHANCE_OTHERWISE)
+    return 1.0 - stay
 
 
 def sum_distribution(weights: Sequence[float], k: int, limit: int) -> list[float]:
