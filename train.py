@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             if config.privileged_critic != bool(saved.get("privileged_critic", False)):
                 raise ConfigError("config key 'privileged_critic' cannot change on --resume: it changes the "
                                   "critic's inputs, which the checkpoint was trained on")
+            if config.stakes_skip != bool(saved.get("stakes_skip", False)):
+                raise ConfigError("config key 'stakes_skip' cannot change on --resume: it changes the "
+                                  "actor's network, which the checkpoint holds")
             state = load_state(run_dir)
             checkpoint = run_dir / "checkpoints" / "latest.zip"
             if not checkpoint.is_file():

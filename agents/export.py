@@ -9,8 +9,9 @@ checkpoint (``.zip``: a pickle underneath, so trusted files only). OUT_DIR recei
     inputs ``observation`` (float32, [batch, observation size]) and ``action_mask`` (bool,
     [batch, actions]); outputs ``masked_logits`` (float32, [batch, actions], -inf where the mask
     is false) and ``action`` (int64, [batch], the best legal action). The graph is the policy's
-    actor, written layer by layer from its weights (MatMul, Add, Tanh/Relu), so it needs nothing
-    but ONNX itself: onnxruntime, or any other ONNX runtime, in any language.
+    actor, written layer by layer from its weights (MatMul, Add, Tanh/Relu; Gather and Pad for
+    the stakes skip of ``agents.stakes``), so it needs nothing but ONNX itself: onnxruntime, or
+    any other ONNX runtime, in any language.
 ``bot.json``
     what a loader must know: the format, the observation layout (version and segments), the action
     table (hand size, ids), the rules the policy was trained for, the network's shape, and the
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from agents.ppo import NumpyPolicy, load_policy
+from agents.stakes import SKIP_SEGMENTS
 from yaniv.rules import get_rules
 from yaniv_env.encoding import DRAW_SOURCES, LAYOUT_VERSION, action_table, observation_layout
 
@@ -60,22 +62,35 @@ def onnx_model(policy: NumpyPolicy) -> Any:
     from onnx import TensorProto, helper, numpy_helper
 
     n_obs, n_act = policy.observation_size, policy.num_actions
-    initializers, nodes = [], []
+    initializers, nodes = [numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1")], []
     h = "observation"
     last = len(policy.weights) - 1
     for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
         initializers.append(numpy_helper.from_array(w.astype(np.float32), f"w{i}"))
         initializers.append(numpy_helper.from_array(b.astype(np.float32), f"b{i}"))
         nodes.append(helper.make_node("MatMul", [h, f"w{i}"], [f"mm{i}"]))
-        out = "logits" if i == last else f"pre{i}"
+        out = ("mlp_logits" if policy.skip_index is not None else "logits") if i == last else f"pre{i}"
         nodes.append(helper.make_node("Add", [f"mm{i}", f"b{i}"], [out]))
         if i < last:
             nodes.append(helper.make_node(policy.activation.capitalize(), [out], [f"h{i}"]))
             h = f"h{i}"
+    if policy.skip_index is not None:  # the stakes skip (agents.stakes): logits[:, a] += sum_k w_k obs[:, index[k, a]]
+        index, weight = policy.skip_index, policy.skip_weight
+        initializers += [
+            numpy_helper.from_array(index.astype(np.int64), "skip_index"),
+            numpy_helper.from_array(weight.reshape(1, -1).astype(np.float32), "skip_weight"),
+            numpy_helper.from_array(np.array([0, 0, 0, n_act - index.shape[1]], dtype=np.int64), "skip_pads"),
+        ]
+        nodes += [
+            helper.make_node("Gather", ["observation", "skip_index"], ["skip_segments"], axis=1),  # [batch, K, A]
+            helper.make_node("MatMul", ["skip_weight", "skip_segments"], ["skip_3d"]),  # [batch, 1, A]
+            helper.make_node("Squeeze", ["skip_3d", "axis1"], ["skip_moves"]),
+            helper.make_node("Pad", ["skip_moves", "skip_pads"], ["skip"]),  # zeros for Yaniv and slamdown
+            helper.make_node("Add", ["mlp_logits", "skip"], ["logits"]),
+        ]
     initializers.append(numpy_helper.from_array(np.array([-np.inf], dtype=np.float32), "minus_inf"))
     nodes.append(helper.make_node("Where", ["action_mask", "logits", "minus_inf"], ["masked_logits"]))
     nodes.append(helper.make_node("ArgMax", ["masked_logits"], ["action_2d"], axis=1, keepdims=1))
-    initializers.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
     nodes.append(helper.make_node("Squeeze", ["action_2d", "axis1"], ["action"]))
     graph = helper.make_graph(
         nodes,
@@ -110,6 +125,13 @@ def bot_metadata(policy: NumpyPolicy, model_bytes: bytes, source: Path | None) -
     if rules.hand_size != hand_size:
         rules = rules.replace(hand_size=hand_size)
     table = action_table(hand_size)
+    network: dict[str, Any] = {"hidden": [int(w.shape[1]) for w in policy.weights[:-1]], "activation": policy.activation}
+    if policy.skip_index is not None:
+        network["stakes_skip"] = {
+            "segments": list(SKIP_SEGMENTS),
+            "weights": [float(w) for w in policy.skip_weight],
+            "doc": "agents.stakes: logits[a] += sum_k weights[k] * segment_k[a], for every discard-and-draw a",
+        }
     return {
         "format": BOT_FORMAT,
         "model": MODEL_FILE,
@@ -133,10 +155,7 @@ def bot_metadata(policy: NumpyPolicy, model_bytes: bytes, source: Path | None) -
             "keep": table.keep,
         },
         "rules": rules_to_json(rules),
-        "network": {
-            "hidden": [int(w.shape[1]) for w in policy.weights[:-1]],
-            "activation": policy.activation,
-        },
+        "network": network,
         "training": {k: v for k, v in policy.meta.items() if k != "rules"},
         "source": None if source is None else {"file": source.name, "sha256": _sha256(source.read_bytes())},
     }

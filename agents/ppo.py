@@ -1,9 +1,10 @@
 """Trained PPO policies as players: a numpy forward pass, and an agent of the ``agents`` protocol.
 
 ``NumpyPolicy`` holds the weights of a MaskablePPO MLP policy's actor (the layers that give
-the action logits) as plain arrays and runs the forward pass in numpy. It is what frozen
-snapshots use as self-play opponents (a torch call per opponent move would cost more than the
-environment step) and what ``PPOAgent`` plays with. Weights are saved as ``.npz`` files, which
+the action logits, and the stakes skip where the policy has one: ``agents.stakes``) as plain
+arrays and runs the forward pass in numpy. It is what frozen snapshots use as self-play
+opponents (a torch call per opponent move would cost more than the environment step) and what
+``PPOAgent`` plays with. Weights are saved as ``.npz`` files, which
 load without running any code (``allow_pickle=False``).
 
 ``load_policy(path)`` reads either such an ``.npz`` or an SB3 checkpoint (``.zip``). An SB3
@@ -43,7 +44,14 @@ def pick_action(masked_logits: np.ndarray, rng: np.random.Generator | None = Non
 class NumpyPolicy:
     """The actor of an MLP policy: hidden layers with one activation, then the action logits."""
 
-    def __init__(self, weights: list[np.ndarray], biases: list[np.ndarray], activation: str, meta: dict | None = None):
+    def __init__(
+        self,
+        weights: list[np.ndarray],
+        biases: list[np.ndarray],
+        activation: str,
+        meta: dict | None = None,
+        skip: tuple[np.ndarray, np.ndarray] | None = None,
+    ):
         if len(weights) != len(biases) or not weights:
             raise ValueError("a policy needs as many bias vectors as weight matrices, and at least one layer")
         if activation not in ACTIVATIONS:
@@ -58,6 +66,16 @@ class NumpyPolicy:
         self.activation = activation
         self._act = ACTIVATIONS[activation]
         self.meta = dict(meta or {})
+        self.skip_index: np.ndarray | None = None
+        self.skip_weight: np.ndarray | None = None
+        if skip is not None:
+            index, weight = np.asarray(skip[0]), np.asarray(skip[1], dtype=np.float32)
+            n_obs, n_act = self.weights[0].shape[0], self.weights[-1].shape[1]
+            if (index.ndim != 2 or weight.shape != (index.shape[0],) or index.shape[1] > n_act
+                    or not np.issubdtype(index.dtype, np.integer) or index.min() < 0 or index.max() >= n_obs):
+                raise ValueError(f"stakes skip: index {index.shape} and weight {weight.shape} do not fit "
+                                 f"{n_obs} observations and {n_act} actions")
+            self.skip_index, self.skip_weight = index.astype(np.int64), weight
 
     @property
     def observation_size(self) -> int:
@@ -79,13 +97,18 @@ class NumpyPolicy:
         with torch.no_grad():
             weights = [layer.weight.detach().cpu().numpy().copy() for layer in linears]
             biases = [layer.bias.detach().cpu().numpy().copy() for layer in linears]
-        return cls(weights, biases, name, meta)
+        skip = policy.skip_arrays() if hasattr(policy, "skip_arrays") else None
+        return cls(weights, biases, name, meta, skip)
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         h = observation
         for w, b in zip(self.weights[:-1], self.biases[:-1]):
             h = self._act(h @ w + b)
-        return h @ self.weights[-1] + self.biases[-1]
+        logits = h @ self.weights[-1] + self.biases[-1]
+        if self.skip_index is not None:
+            moves = self.skip_index.shape[1]
+            logits[..., :moves] += np.einsum("...ka,k->...a", observation[..., self.skip_index], self.skip_weight)
+        return logits
 
     def masked_logits(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
         logits = self.logits(observation).astype(np.float32)
@@ -99,6 +122,8 @@ class NumpyPolicy:
         """Write the weights as .npz (no pickle), atomically."""
         path = Path(path)
         arrays = {f"w{i}": w.T for i, w in enumerate(self.weights)} | {f"b{i}": b for i, b in enumerate(self.biases)}
+        if self.skip_index is not None:
+            arrays |= {"skip_index": self.skip_index, "skip_weight": self.skip_weight}
         meta = json.dumps({"activation": self.activation, "layers": len(self.weights), **self.meta})
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "wb") as f:
@@ -114,11 +139,12 @@ class NumpyPolicy:
                 n = int(meta["layers"])
                 weights = [data[f"w{i}"] for i in range(n)]
                 biases = [data[f"b{i}"] for i in range(n)]
+                skip = (data["skip_index"], data["skip_weight"]) if "skip_index" in data else None
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as error:
             raise ValueError(f"cannot read policy weights from {path}: {error}") from None
         activation = meta.pop("activation")
         meta.pop("layers")
-        return cls(weights, biases, activation, meta)
+        return cls(weights, biases, activation, meta, skip)
 
 
 def load_policy(path: str | Path) -> NumpyPolicy:

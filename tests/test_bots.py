@@ -144,7 +144,7 @@ def test_export_writes_the_metadata_a_loader_needs(tmp_path):
     meta = json.loads((tmp_path / "bot.json").read_text())
     assert meta["format"] == "yaniv-bot/1" and meta["rules"] == "german"
     assert meta["actions"]["size"] == 189 and meta["actions"]["yaniv"] == 186
-    assert sum(size for _, size in meta["observation"]["segments"]) == meta["observation"]["size"] == 1256
+    assert sum(size for _, size in meta["observation"]["segments"]) == meta["observation"]["size"] == 1628
     assert meta["network"] == {"hidden": [16, 16], "activation": "relu"}
     observer = Observer(Game(2).rules, 2)
     game = Game(2, seed=1)

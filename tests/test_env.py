@@ -396,7 +396,7 @@ def test_maskable_ppo_trains_briefly_without_illegal_actions():
     assert illegal == 0
 
 
-def test_reset_and_over_segments_price_each_move_by_the_score_it_leaves():
+def test_score_segments_price_each_move_by_the_score_it_leaves():
     """86 points, KC KD 4H AC in hand (sorted slots: AC 4H KC KD), 9C on the pile. Throwing the
     kings (slots 2 and 3: subset 0b1100) leaves 5; with the 9 the hand is 14 and 86 + 14 = 100 is
     halved to 50: reset = 50/100. A deck draw does so with the 3 unseen nines among 49 unseen
@@ -424,6 +424,14 @@ def test_reset_and_over_segments_price_each_move_by_the_score_it_leaves():
     assert reset[deck_action] == pytest.approx(0.5 * 3 / 49)
     assert over.sum() == 0
     assert np.count_nonzero(reset) == np.count_nonzero(reset[observer.action_mask(game, 0)[: reset.size].astype(bool)])
+    # The opponent holds one card: it ends the round before this player's next turn with chance
+    # 0.6 (yaniv.odds.ROUND_END_CHANCE), and the soon segments weigh the stakes by it.
+    soon = observer.view("reset_soon", obs)
+    assert soon[nine_action] == pytest.approx(0.6 * 0.5) and soon[deck_action] == pytest.approx(0.6 * 0.5 * 3 / 49)
+    np.testing.assert_allclose(soon, 0.6 * reset, rtol=1e-6)
+    game.hands[1] = sort_hand(parse_cards("9S 2D 3D"))  # three cards: 0.12
+    np.testing.assert_allclose(observer.view("reset_soon", observer.observe(game, 0)), 0.12 * reset, rtol=1e-6)
+    game.hands[1] = sort_hand(parse_cards("9S"))
     # Not on turn: the segments are zero (they describe the moves of the player to move).
     assert observer.view("reset", observer.observe(game, 1)).sum() == 0
     game.scores = [190, 50]
@@ -434,7 +442,9 @@ def test_reset_and_over_segments_price_each_move_by_the_score_it_leaves():
     assert over[deck_action] == pytest.approx(sum(POINTS[c] > 5 for c in unseen) / 49)
     # 190 + 5 + a five is exactly 200: halved to 100, 100 points off.
     assert reset[deck_action] == pytest.approx(1.0 * sum(POINTS[c] == 5 for c in unseen) / 49)
+    np.testing.assert_allclose(observer.view("over_soon", obs), 0.6 * over, rtol=1e-6)
     # Far from 100, 200 and the limit, both segments are zero.
     game.scores = [10, 50]
     obs = observer.observe(game, 0)
-    assert observer.view("reset", obs).sum() == 0 and observer.view("over", obs).sum() == 0
+    for name in ("reset", "over", "reset_soon", "over_soon"):
+        assert observer.view(name, obs).sum() == 0

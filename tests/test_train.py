@@ -98,7 +98,8 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
      ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples"),
      ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward"),
      ("imitation_bot=heuristic:call_rsk=0.1", "call_rsk"), ("privileged_critic=maybe", "privileged_critic"),
-     ("imitation_schedule=linear", "imitation_schedule"), ("imitation_batch_size=0", "imitation_batch_size")],
+     ("imitation_schedule=linear", "imitation_schedule"), ("imitation_batch_size=0", "imitation_batch_size"),
+     ("stakes_skip=perhaps", "stakes_skip")],
 )
 def test_bad_config_values_name_the_key_and_create_nothing(tmp_path, override, named):
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=bad", override)

@@ -6,7 +6,7 @@ Agents                 ``player_0`` .. ``player_{n-1}``, 2 to 8; the seat order 
 Actions                ``Discrete``: every (discard, draw) pair plus Yaniv and the two slamdown
                        choices; 189 ids with 5-card hands (see ``yaniv_env.encoding``)
 Observations           ``{"observation": Box(0, 1, (N,), float32), "action_mask": Box(0, 1, (A,), int8)}``;
-                       N = 1256 with 5-card hands; the mask is all zeros for agents not on turn
+                       N = 1628 with 5-card hands; the mask is all zeros for agents not on turn
 Episode                ``"round"`` (one round, from the given scores) or ``"game"`` (rounds until
                        the game ends)
 Rewards                at the end of the episode only (0 before), see below
@@ -50,6 +50,9 @@ Version history
   would do to the score if the round ended (a reset value reached, the limit passed). Without
   them a network copying ``heuristic:score_weight=2`` did not see the stakes and lost its edge
   (``agents.training``). Policies trained on layout 2 do not read it: train them again.
+* v3: observation layout 4 (1628 floats): the reset and over segments again, weighed by the
+  chance that the round ends before the observer's next turn (``yaniv_env.encoding``). Policies
+  trained on layout 3 do not read it: train them again.
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
-    metadata = {"render_modes": ["human", "ansi"], "name": "yaniv_v2", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": "yaniv_v3", "is_parallelizable": False}
 
     def __init__(
         self,
