@@ -125,7 +125,8 @@ def bot_metadata(policy: NumpyPolicy, model_bytes: bytes, source: Path | None) -
     if rules.hand_size != hand_size:
         rules = rules.replace(hand_size=hand_size)
     table = action_table(hand_size)
-    network: dict[str, Any] = {"hidden": [int(w.shape[1]) for w in policy.weights[:-1]], "activation": policy.activation}
+    hidden = [int(w.shape[1]) for w in policy.weights[:-1]]
+    network: dict[str, Any] = {"hidden": hidden, "activation": policy.activation}
     if policy.skip_index is not None:
         network["stakes_skip"] = {
             "segments": list(SKIP_SEGMENTS),
