@@ -46,6 +46,9 @@ from agents.training import (
     save_state,
 )
 
+# Config keys that shape the network a checkpoint holds, and what each one changes.
+FIXED_ON_RESUME = {"privileged_critic": "the critic's inputs", "stakes_skip": "the actor's network"}
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -78,12 +81,10 @@ def main(argv: list[str] | None = None) -> int:
             saved = yaml.safe_load(saved_path.read_text())
             saved.update(runs_dir=str(run_dir.parent), name=run_dir.name)
             config = load_config(None, args.overrides, base=saved)
-            if config.privileged_critic != bool(saved.get("privileged_critic", False)):
-                raise ConfigError("config key 'privileged_critic' cannot change on --resume: it changes the "
-                                  "critic's inputs, which the checkpoint was trained on")
-            if config.stakes_skip != bool(saved.get("stakes_skip", False)):
-                raise ConfigError("config key 'stakes_skip' cannot change on --resume: it changes the "
-                                  "actor's network, which the checkpoint holds")
+            for key, what in FIXED_ON_RESUME.items():
+                if getattr(config, key) != bool(saved.get(key, False)):
+                    raise ConfigError(f"config key {key!r} cannot change on --resume: it changes {what}, "
+                                      "which the checkpoint was trained with")
             state = load_state(run_dir)
             checkpoint = run_dir / "checkpoints" / "latest.zip"
             if not checkpoint.is_file():

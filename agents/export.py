@@ -36,6 +36,7 @@ from agents.ppo import NumpyPolicy, load_policy
 from agents.stakes import SKIP_SEGMENTS
 from yaniv.rules import get_rules
 from yaniv_env.encoding import DRAW_SOURCES, LAYOUT_VERSION, action_table, observation_layout
+from yaniv_env.encoding import hand_size_for as observation_hand_size  # this module's hand_size_for takes a policy
 
 BOT_FORMAT = "yaniv-bot/1"
 MODEL_FILE = "model.onnx"
@@ -46,14 +47,16 @@ IR_VERSION = 8  # the IR that opset 17 came with: readable by onnxruntime >= 1.1
 
 def hand_size_for(policy: NumpyPolicy) -> int:
     """The hand size whose observation and action table fit the policy's input and output sizes."""
-    for h in range(1, 8):
-        size = sum(s for _, s in observation_layout(h))
-        if size == policy.observation_size and action_table(h).size == policy.num_actions:
-            return h
-    raise ValueError(
-        f"the policy takes {policy.observation_size} inputs and gives {policy.num_actions} actions: "
-        "no hand size's observation layout and action table fit"
-    )
+    try:
+        hand_size = observation_hand_size(policy.observation_size)
+    except ValueError:
+        hand_size = None
+    if hand_size is None or action_table(hand_size).size != policy.num_actions:
+        raise ValueError(
+            f"the policy takes {policy.observation_size} inputs and gives {policy.num_actions} actions: "
+            "no hand size's observation layout and action table fit"
+        )
+    return hand_size
 
 
 def onnx_model(policy: NumpyPolicy) -> Any:

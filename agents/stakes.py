@@ -37,16 +37,8 @@ SKIP_SCALE: Final = 20.0
 
 def skip_index(observation_size: int) -> np.ndarray:
     """``(len(SKIP_SEGMENTS), moves)`` observation indices: row k, column a is segment k's entry of action a."""
-    from yaniv_env.encoding import observation_layout
+    from yaniv_env.encoding import hand_size_for, observation_layout, segment_offsets
 
-    for hand_size in range(1, 8):
-        layout = observation_layout(hand_size)
-        if sum(size for _, size in layout) == observation_size:
-            break
-    else:
-        raise ValueError(f"no observation layout has {observation_size} entries")
-    offsets, at = {}, 0
-    for name, size in layout:
-        offsets[name] = (at, size)
-        at += size
-    return np.stack([np.arange(offsets[name][0], offsets[name][0] + offsets[name][1]) for name in SKIP_SEGMENTS])
+    hand_size = hand_size_for(observation_size)
+    sizes, offsets = dict(observation_layout(hand_size)), segment_offsets(hand_size)
+    return np.stack([np.arange(offsets[name], offsets[name] + sizes[name]) for name in SKIP_SEGMENTS])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -22,16 +20,11 @@ class StakesLatent(torch.nn.Module):
         self.latent_dim_vf = inner.latent_dim_vf
 
     @property
-    def policy_net(self) -> torch.nn.Module:
+    def policy_net(self) -> torch.nn.Module:  # what NumpyPolicy.from_sb3 reads the actor's layers from
         return self.inner.policy_net
 
-    @property
-    def value_net(self) -> torch.nn.Module:
-        return self.inner.value_net
-
-    def forward(self, features: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        pi_features, vf_features = features if isinstance(features, tuple) else (features, features)
-        return self.forward_actor(pi_features), self.forward_critic(vf_features)
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         return torch.cat([self.inner.forward_actor(features), features[:, self.index]], dim=1)

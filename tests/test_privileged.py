@@ -3,8 +3,6 @@ actor does not see it, and a run that uses it."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import torch
@@ -17,7 +15,7 @@ from yaniv.cards import NUM_CARDS, parse_cards
 from yaniv.rules import PRESETS
 from yaniv_env.encoding import Observer
 
-from test_train import ROOT, TINY, train, tree_digest
+from test_train import ROOT, TINY, resume_and_refuse_a_change, train
 
 
 def test_the_features_are_each_opponents_hand_in_seat_order_then_the_next_deck_card():
@@ -87,10 +85,4 @@ def test_a_privileged_run_trains_exports_resumes_and_refuses_to_change_the_criti
     public = Observer(PRESETS["default"], 3).size
     exported = NumpyPolicy.load(run / "policy.npz")
     assert exported.observation_size == public, "the exported actor plays from the public view"
-    again = train("--resume", str(run), "total_timesteps=1536")
-    assert again.returncode == 0, again.stderr
-    assert json.loads((run / "state.json").read_text())["timesteps"] == 1536
-    before = tree_digest(run)
-    refused = train("--resume", str(run), "total_timesteps=2048", "privileged_critic=false")
-    assert refused.returncode == 2 and "privileged_critic" in refused.stderr
-    assert tree_digest(run) == before
+    resume_and_refuse_a_change(run, "privileged_critic", "false")

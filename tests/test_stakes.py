@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from test_train import ROOT, TINY, train, tree_digest
+from test_train import ROOT, TINY, resume_and_refuse_a_change, train
 
 from agents.ppo import NumpyPolicy
 from agents.stakes import SKIP_SCALE, SKIP_SEGMENTS, skip_index
@@ -131,10 +131,4 @@ def test_a_run_with_the_skip_trains_exports_resumes_and_refuses_to_drop_it(tmp_p
     assert done.returncode == 0, done.stderr
     run = tmp_path / "sk"
     assert NumpyPolicy.load(run / "policy.npz").skip_index is not None
-    again = train("--resume", str(run), "total_timesteps=1536")
-    assert again.returncode == 0, again.stderr
-    assert json.loads((run / "state.json").read_text())["timesteps"] == 1536
-    before = tree_digest(run)
-    refused = train("--resume", str(run), "total_timesteps=2048", "stakes_skip=false")
-    assert refused.returncode == 2 and "stakes_skip" in refused.stderr
-    assert tree_digest(run) == before
+    resume_and_refuse_a_change(run, "stakes_skip", "false")

@@ -37,6 +37,18 @@ def tree_digest(folder: Path) -> dict[str, str]:
     }
 
 
+def resume_and_refuse_a_change(run: Path, key: str, value: str) -> None:
+    """The run resumes to 1,536 steps; then changing ``key`` on --resume is refused by name and
+    touches nothing in the run directory."""
+    again = train("--resume", str(run), "total_timesteps=1536")
+    assert again.returncode == 0, again.stderr
+    assert json.loads((run / "state.json").read_text())["timesteps"] == 1536
+    before = tree_digest(run)
+    refused = train("--resume", str(run), "total_timesteps=2048", f"{key}={value}")
+    assert refused.returncode == 2 and key in refused.stderr
+    assert tree_digest(run) == before
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("runs")

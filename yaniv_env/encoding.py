@@ -153,6 +153,23 @@ def observation_layout(hand_size: int) -> list[tuple[str, int]]:
     ]
 
 
+def segment_offsets(hand_size: int) -> dict[str, int]:
+    """Where each segment of ``observation_layout(hand_size)`` starts."""
+    offsets, at = {}, 0
+    for name, size in observation_layout(hand_size):
+        offsets[name] = at
+        at += size
+    return offsets
+
+
+def hand_size_for(observation_size: int) -> int:
+    """The hand size whose observation has ``observation_size`` entries; ValueError if none has."""
+    for hand_size in range(1, MAX_HAND + 1):
+        if sum(size for _, size in observation_layout(hand_size)) == observation_size:
+            return hand_size
+    raise ValueError(f"no observation layout has {observation_size} entries")
+
+
 def _card_features() -> np.ndarray:
     rows = np.zeros((NUM_CARDS, SLOT_FEATURES), dtype=np.float32)
     for c in range(NUM_CARDS):
@@ -261,12 +278,8 @@ class Observer:
         self.num_players = num_players
         self.table = action_table(rules.hand_size)
         self.layout = observation_layout(rules.hand_size)
-        self.offsets: dict[str, int] = {}
-        offset = 0
-        for name, size in self.layout:
-            self.offsets[name] = offset
-            offset += size
-        self.size = offset
+        self.offsets = segment_offsets(rules.hand_size)
+        self.size = sum(size for _, size in self.layout)
         self.settings = self._settings_vector(rules, num_players)
         self.full_deck_points = sum(POINTS[c] for c in deck_cards(rules.jokers))
         self._zeros = bytes(4 * self.size)
