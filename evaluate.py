@@ -6,7 +6,7 @@
 Every deal is played by every line-up of agents in every seat rotation, so each agent is dealt
 each hand of a deal once (duplicate format) and sits in every seat equally often; ``--games`` must
 therefore be a multiple of (line-ups x players), and the error says which numbers work. With more
-agents than seats the line-ups are all combinations of them (see ``agents/tournament.py``).
+agents than seats the line-ups are all combinations of them (see ``agents/tournament/``).
 
 It prints a table (win rate with a 95% Wilson interval, an OpenSkill rating, points and Yaniv
 calls per round, Assaf rates as caller and as Assafer, game length, time per move, and head to

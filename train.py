@@ -15,7 +15,7 @@ to ``runs/<name>/``:
     pool/snapshot_*.npz      the frozen snapshots in the opponent pool
     state.json               step counts, pool, evaluations: what --resume needs
 
-Self-play and the opponent pool are described in ``agents/training.py``. Ctrl-C saves a
+Self-play and the opponent pool are described in ``agents/training/``. Ctrl-C saves a
 checkpoint and exits cleanly; ``--resume`` continues the step count, the pool and the
 TensorBoard curves. SB3 checkpoints are pickles: resume only runs you trust.
 """
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from stable_baselines3.common.utils import set_random_seed
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from agents.ppo import NumpyPolicy
+    from agents.policies.ppo import NumpyPolicy
 
     torch.set_num_threads(config.torch_threads)
     set_random_seed(config.seed + state["timesteps"])

@@ -12,7 +12,7 @@ Training observations are the learner's observation followed by ``privileged_siz
 more entries (``privileged_features``; this module needs no torch).
 ``agents.privileged_policy.PrivilegedCriticPolicy`` feeds the actor the first ``public_size`` of
 them and the critic all of them. The actor's layers are those of a plain ``MlpPolicy`` with
-``public_size`` inputs, so ``agents.ppo.NumpyPolicy.from_sb3`` exports it like any other: nothing
+``public_size`` inputs, so ``agents.policies.ppo.NumpyPolicy.from_sb3`` exports it like any other: nothing
 that plays the policy ever needs the extra entries.
 """
 

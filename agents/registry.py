@@ -12,7 +12,7 @@ spec                   agent
 ``search:N``           ``SearchAgent`` with N rollouts per decision
 ``ppo:PATH``           ``PPOAgent`` playing the policy in PATH: weights (``.npz``, safe to load)
                        or an SB3 checkpoint (``.zip``, a pickle: trusted files only)
-``onnx:DIR``           ``PPOAgent`` playing an exported bot (``python -m agents.export``)
+``onnx:DIR``           ``PPOAgent`` playing an exported bot (``python -m agents.policies.export``)
                        with onnxruntime
 ``default``            the exported bot shipped with the package
 =====================  ============================================================
@@ -47,14 +47,14 @@ def check_spec(spec: str) -> None:
         if not Path(arg).is_file():
             raise ValueError(f"agent {spec!r}: no policy file at {arg}")
     elif name == "onnx":
-        from agents.bots import is_exported_bot
+        from agents.serving.bots import is_exported_bot
 
         if not is_exported_bot(arg):
             raise ValueError(f"agent {spec!r}: no exported bot (bot.json + model.onnx) in {arg or 'the folder'!r}")
     elif sep:
         raise ValueError(f"agent {spec!r}: {name} takes no argument")
     elif name == "default":
-        from agents.bots import default_bot_dir, is_exported_bot
+        from agents.serving.bots import default_bot_dir, is_exported_bot
 
         if not is_exported_bot(default_bot_dir()):
             raise ValueError(f"the default bot is missing from this installation (expected in {default_bot_dir()})")
@@ -65,7 +65,7 @@ def heuristic_parameters(spec: str) -> dict[str, float | int]:
     number parameters (ValueError naming the key or value otherwise)."""
     import inspect
 
-    from agents.heuristic import HeuristicAgent
+    from agents.baselines.heuristic import HeuristicAgent
 
     numbers = {
         p.name: type(p.default)
@@ -94,29 +94,29 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     check_spec(spec)
     name, _, arg = spec.partition(":")
     if name == "random":
-        from agents.random_agent import RandomAgent
+        from agents.baselines.random_agent import RandomAgent
 
         return RandomAgent(seed)
     if name == "greedy":
-        from agents.greedy import GreedyAgent
+        from agents.baselines.greedy import GreedyAgent
 
         return GreedyAgent(seed)
     if name == "heuristic":
-        from agents.heuristic import HeuristicAgent
+        from agents.baselines.heuristic import HeuristicAgent
 
         agent = HeuristicAgent(seed, **heuristic_parameters(spec))
         agent.name = spec
         return agent
     if name == "search":
-        from agents.search import SearchAgent
+        from agents.baselines.search import SearchAgent
 
         return SearchAgent(seed, budget=int(arg)) if arg else SearchAgent(seed)
-    from agents.ppo import PPOAgent
+    from agents.policies.ppo import PPOAgent
 
     if name in ("onnx", "default"):
-        from agents.bots import ExportedPolicy, default_bot_dir
+        from agents.serving.bots import ExportedPolicy, default_bot_dir
 
         return PPOAgent(ExportedPolicy(arg or default_bot_dir()), seed, name=spec)
-    from agents.ppo import load_policy
+    from agents.policies.ppo import load_policy
 
     return PPOAgent(load_policy(arg), seed, name=spec)

@@ -9,7 +9,7 @@ prints the median and 90th percentile in milliseconds:
 * ``forward``: observation and mask in, action out. The exported model (onnxruntime), the
   checkpoint (SB3 ``MaskablePPO.predict`` with torch), and the numpy forward pass that self-play
   opponents use.
-* ``choose``: a JSON state in, a JSON move out, as ``agents.serve`` answers: reading and checking
+* ``choose``: a JSON state in, a JSON move out, as ``agents.serving`` answers: reading and checking
   the state, rebuilding the position, the observation, the forward pass, checking the move.
 
 ``--bot`` defaults to the bot shipped with the package; ``--checkpoint`` to runs/default's
@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from agents import make_agent
-from agents.bots import Bot, ExportedPolicy, default_bot_dir
-from agents.ppo import NumpyPolicy, PPOAgent
+from agents.serving.bots import Bot, ExportedPolicy, default_bot_dir
+from agents.policies.ppo import NumpyPolicy, PPOAgent
 from yaniv import Game
 from yaniv.protocol import game_from_state, state_for
 from yaniv_env.encoding import Observer

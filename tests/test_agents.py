@@ -13,8 +13,8 @@ the game, its generator was the game's, and its samples of the hidden cards corr
 real deal (``test_an_agent_seeded_like_the_game_does_not_sample_its_deal``; agents now draw from
 their own streams). With independent streams the search with the baseline's own Yaniv call was
 only 0.6 +- 0.25 points a round better, too little for a test of CI's size; ranking its moves with
-a more cautious caller (``agents.search.CALL_RISK``) made it 1.14 +- 0.42 better (1,500 deals;
-``agents/search.py`` has the details).
+a more cautious caller (``agents.baselines.search.CALL_RISK``) made it 1.14 +- 0.42 better (1,500 deals;
+``agents/baselines/search.py`` has the details).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from agents import (
     make_agent,
     play_game,
 )
-from agents.heuristic import assaf_risk
-from agents.search import RolloutPolicy, informed_sample
+from agents.baselines.heuristic import assaf_risk
+from agents.baselines.search import RolloutPolicy, informed_sample
 from agents.tournament import run_tournament
 
 PRESETS = ["default", "french", "german"]

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from agents import load_bot, make_agent
-from agents.bots import ExportedPolicy
-from agents.export import export_policy, main as export_main
-from agents.ppo import NumpyPolicy
+from agents.serving.bots import ExportedPolicy
+from agents.policies.export import export_policy, main as export_main
+from agents.policies.ppo import NumpyPolicy
 from yaniv import Game
 from yaniv.protocol import ProtocolError, apply_move, state_for
 from yaniv_env.encoding import Observer
@@ -196,7 +196,7 @@ def test_serve_answers_each_line_and_survives_bad_ones():
     lines = [json.dumps(good), "{broken", "", json.dumps(impossible), json.dumps(duplicate), json.dumps(unknown_card),
              json.dumps({"id": 7, "state": good}), json.dumps(good)]
     out = subprocess.run(
-        [sys.executable, "-m", "agents.serve", "--bot", "greedy", "--id"],
+        [sys.executable, "-m", "agents.serving", "--bot", "greedy", "--id"],
         input="\n".join(lines) + "\n", capture_output=True, text=True, cwd=ROOT, timeout=120,
     )
     assert out.returncode == 0, out.stderr
@@ -213,6 +213,6 @@ def test_serve_answers_each_line_and_survives_bad_ones():
 
 
 def test_serve_reports_a_bot_it_cannot_load():
-    out = subprocess.run([sys.executable, "-m", "agents.serve", "--bot", "ppo:missing.npz"],
+    out = subprocess.run([sys.executable, "-m", "agents.serving", "--bot", "ppo:missing.npz"],
                          input="", capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 2 and "no policy file" in out.stderr and out.stdout == ""

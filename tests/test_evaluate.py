@@ -312,7 +312,7 @@ def test_max_turns_caps_rounds_of_agents_that_never_end_them():
 
 def tiny_policy(path: Path, observations: int, actions: int, seed: int = 0) -> Path:
     """A random two-layer policy saved as ppo weights (.npz)."""
-    from agents.ppo import NumpyPolicy
+    from agents.policies.ppo import NumpyPolicy
 
     rng = np.random.default_rng(seed)
     weights = [rng.normal(size=(8, observations)), rng.normal(size=(actions, 8))]

@@ -18,7 +18,7 @@ import pytest
 from yaniv import DECK, Event, Game, get_rules
 from yaniv.cards import NUM_CARDS, RANK, parse_card
 from yaniv.game import DISCARD
-from yaniv_env.play import PROMPT, SetupError, bot_specs, card_text, main, move_text, parse_move, play
+from agents.play import PROMPT, SetupError, bot_specs, card_text, main, move_text, parse_move, play
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +34,7 @@ class Driver:
     def __init__(self, *args: str) -> None:
         env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "yaniv_env.play", *args], cwd=ROOT, env=env, text=True, encoding="utf-8",
+            [sys.executable, "-m", "agents.play", *args], cwd=ROOT, env=env, text=True, encoding="utf-8",
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1,
         )
         self.lines: queue.Queue[str | None] = queue.Queue()

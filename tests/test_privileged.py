@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.ppo import NumpyPolicy
+from agents.policies.ppo import NumpyPolicy
 from agents.privileged import OPPONENT_FEATURES, privileged_features, privileged_size
 from agents.training import OpponentPool, SelfPlayEnv, TrainConfig, new_model
 from yaniv import Game

@@ -1,4 +1,4 @@
-"""The stakes skip (agents.stakes, agents.stakes_policy): what it adds to which logits, that the
+"""The stakes skip (agents.policies.stakes, agents.policies.stakes_torch): what it adds to which logits, that the
 numpy and ONNX exports compute the same policy, and a run that trains, exports and resumes with it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 import torch
 from test_train import ROOT, TINY, resume_and_refuse_a_change, train
 
-from agents.ppo import NumpyPolicy
-from agents.stakes import SKIP_SCALE, SKIP_SEGMENTS, skip_index
+from agents.policies.ppo import NumpyPolicy
+from agents.policies.stakes import SKIP_SCALE, SKIP_SEGMENTS, skip_index
 from agents.training import ConfigError, OpponentPool, SelfPlayEnv, TrainConfig, new_model
 from yaniv_env import encoding
 
@@ -77,7 +77,7 @@ def test_the_skip_adds_its_weights_times_each_moves_segments_to_that_moves_logit
 
 def test_numpy_and_onnx_exports_compute_the_same_policy(skip_model, tmp_path):
     onnxruntime = pytest.importorskip("onnxruntime")
-    from agents.export import export_policy
+    from agents.policies.export import export_policy
 
     model, env = skip_model
     observations, masks = [], []

@@ -202,7 +202,7 @@ def test_imitation_data_holds_the_bots_legal_moves_and_round_returns():
 def test_dagger_plays_the_students_moves_and_records_the_bots():
     """With a student, its seats play its best move while the data records the bot's move there:
     replayed by hand through the first game's first round (or as much of it as the data holds)."""
-    from agents.ppo import NumpyPolicy
+    from agents.policies.ppo import NumpyPolicy
     from agents.registry import make_agent
     from agents.training import collect_imitation_data
     from yaniv import Game

@@ -2,7 +2,7 @@
 
 A Yaniv call is Assafed when an opponent's total is at most the caller's (below it when
 ``assaf_on_equal`` is off), so these odds are the core of every call decision. The model is the
-heuristic bot's (``agents.heuristic``), on a full deck rather than on the cards one player has
+heuristic bot's (``agents.baselines.heuristic``), on a full deck rather than on the cards one player has
 not seen, so that it needs no per-view counting and fits in small tables:
 
 * hidden cards are independent draws of a card value (with replacement);

@@ -90,7 +90,7 @@ The reset and over segments price each move by the score it would leave: whether
 score plus the hand a move leaves lands exactly on a reset value (halved, with the default rules)
 or passes the limit. A network could in principle work that out from the score and the totals,
 but it is an exact sum over three inputs at different scales, and a copy of a score-aware player
-(``agents.heuristic``, "Scores") trained without these segments kept none of its edge: 20.8% of
+(``agents.baselines.heuristic``, "Scores") trained without these segments kept none of its edge: 20.8% of
 400 games at a table of three heuristics against its teacher's 48.8%, and with them 45.2%
 (``configs/default.yaml``). They are zero when no move can reach a reset value or the limit,
 always so in a round that starts from zero scores.
@@ -100,7 +100,7 @@ reset_soon and over_soon segments weigh reset and over by that chance (``yaniv.o
 round_end_chance``: a guess from the opponents' hand sizes, the score-aware heuristic's). The
 product is what the heuristic acts on, and an MLP finds products of its inputs hard: fitted to the
 same 300k decisions of that heuristic, a network with them (and ``stakes_skip``, see
-``agents.stakes``) halved its regret, by the heuristic's own move values, on decisions where the
+``agents.policies.stakes``) halved its regret, by the heuristic's own move values, on decisions where the
 score is at stake (0.54 to 0.26 points a decision heads-up, 0.92 to 0.32 at four).
 """
 

@@ -1,4 +1,4 @@
-"""The policy of ``agents.stakes``: MaskablePPO's MLP policy plus the stakes skip on the discard-and-draw logits."""
+"""The policy of ``agents.policies.stakes``: MaskablePPO's MLP policy plus the stakes skip on the discard-and-draw logits."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import torch
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-from agents.stakes import SKIP_SCALE, skip_index
+from agents.policies.stakes import SKIP_SCALE, skip_index
 
 
 class StakesLatent(torch.nn.Module):

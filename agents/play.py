@@ -1,6 +1,6 @@
 """Play Yaniv in a terminal against the bots.
 
-    python -m yaniv_env.play --players 3 --bots search,runs/default/policy.npz
+    python -m agents.play --players 3 --bots search,runs/default/policy.npz
     yaniv-play --players 4 --bots heuristic --rules french --seed 7
 
 You sit in seat 0 (``--seat``); the bots take the other seats in order. ``--bots`` is a

@@ -21,8 +21,8 @@ is what the heuristic's choices need; unscaled, the four weights were still grow
 passes, and the regret fell only to 0.41 and 0.60.
 
 Exported, the skip is an index array (which observation entries feed which action) and a weight
-per index row (``agents.ppo.NumpyPolicy``), and two more nodes in the ONNX graph
-(``agents.export``). The torch side, for training, is ``agents.stakes_policy``.
+per index row (``agents.policies.ppo.NumpyPolicy``), and two more nodes in the ONNX graph
+(``agents.policies.export``). The torch side, for training, is ``agents.policies.stakes_torch``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Trained PPO policies as players: a numpy forward pass, and an agent of the ``agents`` protocol.
 
 ``NumpyPolicy`` holds the weights of a MaskablePPO MLP policy's actor (the layers that give
-the action logits, and the stakes skip where the policy has one: ``agents.stakes``) as plain
+the action logits, and the stakes skip where the policy has one: ``agents.policies.stakes``) as plain
 arrays and runs the forward pass in numpy. It is what frozen snapshots use as self-play
 opponents (a torch call per opponent move would cost more than the environment step) and what
 ``PPOAgent`` plays with. Weights are saved as ``.npz`` files, which

@@ -13,7 +13,7 @@ seat gets an opponent drawn from the pool, independently:
 
 Until the first snapshot exists every seat gets a baseline. A snapshot is taken every
 ``snapshot_every`` steps; the pool keeps the newest ``pool_size``. Snapshots play with their
-numpy forward pass (``agents.ppo.NumpyPolicy``), sampling from their masked policy.
+numpy forward pass (``agents.policies.ppo.NumpyPolicy``), sampling from their masked policy.
 
 A head start by imitation
 -------------------------
@@ -28,7 +28,7 @@ in minutes, and a gentle PPO (small learning rate and clip range, no entropy bon
 on it where the usual settings undo it. ``configs/default.yaml`` gives the figures.
 
 What to copy matters more than anything PPO did here. The baseline heuristic ignores the game's
-score; ``heuristic:call_risk=0.1,score_weight=2`` minds it (``agents.heuristic``, "Scores") and
+score; ``heuristic:call_risk=0.1,score_weight=2`` minds it (``agents.baselines.heuristic``, "Scores") and
 wins 69.5% heads-up and 48.8% at four against baseline heuristics. The default config copies it
 (full games, 1,000 heads-up and 400 at four, seed 0, ``configs/default.yaml`` has the intervals):
 
@@ -58,7 +58,7 @@ teacher's moves where the score is at stake (some move reaches a reset value or 
 of decisions) and the copy's elsewhere won 69.1%, the other way round 61.7%. The whole gap lay in
 those 17%, where the copy erred on 14% of decisions (8.5% elsewhere) and each error cost 3 to 5
 points by the teacher's own values (1.5 elsewhere). Observation layout 4 (the stakes weighed by
-the chance that the round ends first) and ``stakes_skip: true`` (``agents.stakes``) halved that
+the chance that the round ends first) and ``stakes_skip: true`` (``agents.policies.stakes``) halved that
 regret offline (0.54 to 0.26 points a decision heads-up). The default config's runs with them
 won 61.5% [60.4, 62.5] (seed 0) and 63.0% [61.9, 64.0] (seed=1) of 8,000 heads-up games
 (tournament seeds 0 and 1) and 43.0% and 42.2% of 400 at four, where the bot before them won
@@ -97,7 +97,7 @@ Routes past the copied heuristic that did not pay, measured in full games agains
 against three heuristics), all copying the plain heuristic before the score-aware teacher above. The
 references: the default recipe of then won 51.1% [48.0, 54.2]
 heads-up and 21.2% [17.5, 25.5] at four; the heads-up recipe's 55.1% [52.0, 58.2]
-heads-up. The search bot wins 63.7% (of 400) and 42.5% (of 200): ``agents.search``.
+heads-up. The search bot wins 63.7% (of 400) and 42.5% (of 200): ``agents.baselines.search``.
 
 * **Real scores.** PPO's rounds start at zero scores, where no total can land on a halving value
   and nobody is near elimination, so the policy never learns what the scores mean. Tried in the
@@ -150,7 +150,7 @@ from typing import Any, Callable, Sequence
 import gymnasium as gym
 import numpy as np
 
-from agents.ppo import NumpyPolicy, PPOAgent
+from agents.policies.ppo import NumpyPolicy, PPOAgent
 from agents.privileged import privileged_features, privileged_size
 from yaniv.rules import PRESETS
 from yaniv_env.aec import ROUND_REWARDS
@@ -199,7 +199,7 @@ class TrainConfig:
                                         "only: the actor sees what it will see in play); see agents.privileged.")
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
-                                  "agents.stakes. Not with privileged_critic.")
+                                  "agents.policies.stakes. Not with privileged_critic.")
     activation: str = _f("tanh", "Hidden activation: tanh or relu.")
     torch_threads: int = _f(2, "torch threads for the PPO update (rollouts use one). Use 1 when other jobs share "
                                "the cores: measured on 2 cores beside another run, 2 threads spinning against it "
@@ -666,7 +666,7 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         policy = PrivilegedCriticPolicy
         policy_kwargs["public_size"] = vec_env.observation_space.shape[0] - privileged_size(max(config.player_counts))
     elif config.stakes_skip:
-        from agents.stakes_policy import StakesSkipPolicy
+        from agents.policies.stakes_torch import StakesSkipPolicy
 
         policy = StakesSkipPolicy
     return MaskablePPO(

@@ -2,7 +2,7 @@
 
 ``SearchAgent`` plans on samples of the hidden cards, never on the real game. For each decision:
 
-1. **Candidates.** The heuristic bot (``agents.heuristic``, as a cautious caller: ``CALL_RISK``)
+1. **Candidates.** The heuristic bot (``agents.baselines.heuristic``, as a cautious caller: ``CALL_RISK``)
    ranks every (discard, draw) move; the search keeps its ``top_k`` best, plus Yaniv when it is
    legal (first if the heuristic would call, else right after the heuristic's choice), or both
    answers to a pending slamdown. The heuristic's own choice comes first. A lone candidate is
@@ -86,13 +86,13 @@ from yaniv.game import DISCARD, OVER, PLAY, SLAM, SLAMDOWN, SLAMDOWN_PHASE
 from yaniv.odds import sum_distribution
 
 from agents.base import SeededAgent
-from agents.heuristic import HeuristicAgent, relief
+from agents.baselines.heuristic import HeuristicAgent, relief
 
 _new = tuple.__new__
 DEFAULT_BUDGET = 128
 # The call_risk of the heuristic that ranks the search's candidates (the baseline heuristic's is 0.25):
 # heads-up the cautious caller is itself 0.46 points a round stronger than the baseline, at four
-# players level with it (agents.heuristic), and the search keeps its edge on top (module docstring).
+# players level with it (agents.baselines.heuristic), and the search keeps its edge on top (module docstring).
 CALL_RISK = 0.1
 ELIMINATION = 60.0  # rollout score of knocking an opponent out (and minus it for being knocked out)
 

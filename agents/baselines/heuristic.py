@@ -88,7 +88,7 @@ from yaniv.odds import MAX_POINTS, round_end_chance, sum_distribution
 from yaniv.rules import Rules
 
 from agents.base import SeededAgent
-from agents.greedy import mean_points, unseen_cards
+from agents.baselines.greedy import mean_points, unseen_cards
 
 OVER_LIMIT_COST: Final = 60.0  # points a round ending over the score limit counts as, beyond the hand's own
 

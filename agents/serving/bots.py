@@ -10,7 +10,7 @@ spec                        bot
 ``random``, ``greedy``,     the baselines (``agents.registry``); ``search:N`` sets the search
 ``heuristic``, ``search``   budget
 ``DIR`` (or ``onnx:DIR``)   an exported bot: a folder with ``bot.json`` and ``model.onnx``
-                            (``python -m agents.export``); loads with onnxruntime alone, runs no
+                            (``python -m agents.policies.export``); loads with onnxruntime alone, runs no
                             code from the files
 ``PATH.npz``                policy weights as train.py saves them (numpy only, no pickle)
 ``PATH.zip``/``ppo:PATH``   an SB3 checkpoint: a pickle underneath, which can run code when
@@ -41,8 +41,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
-from agents.export import BOT_FORMAT, META_FILE, MODEL_FILE
-from agents.ppo import PPOAgent, pick_action
+from agents.policies.export import BOT_FORMAT, META_FILE, MODEL_FILE
+from agents.policies.ppo import PPOAgent, pick_action
 from agents.registry import check_spec, make_agent
 from yaniv.protocol import ProtocolError, game_from_state, move_to_json, rules_from_json, view_from_state
 from yaniv_env.encoding import LAYOUT_VERSION, action_table, observation_layout
@@ -58,7 +58,7 @@ def default_bot_dir() -> Path:
 class ExportedPolicy:
     """An exported policy (``model.onnx`` + ``bot.json``) run by onnxruntime on one thread.
 
-    It has the interface of ``agents.ppo.NumpyPolicy`` that ``PPOAgent`` plays with.
+    It has the interface of ``agents.policies.ppo.NumpyPolicy`` that ``PPOAgent`` plays with.
     """
 
     def __init__(self, folder: str | Path):

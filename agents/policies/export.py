@@ -1,6 +1,6 @@
 """Export a trained policy as an ONNX model plus a JSON metadata file, for programs without torch.
 
-    python -m agents.export CHECKPOINT OUT_DIR
+    python -m agents.policies.export CHECKPOINT OUT_DIR
 
 CHECKPOINT is a policy's weights (``.npz``, as train.py writes them) or an SB3 MaskablePPO
 checkpoint (``.zip``: a pickle underneath, so trusted files only). OUT_DIR receives:
@@ -10,7 +10,7 @@ checkpoint (``.zip``: a pickle underneath, so trusted files only). OUT_DIR recei
     [batch, actions]); outputs ``masked_logits`` (float32, [batch, actions], -inf where the mask
     is false) and ``action`` (int64, [batch], the best legal action). The graph is the policy's
     actor, written layer by layer from its weights (MatMul, Add, Tanh/Relu; Gather and Pad for
-    the stakes skip of ``agents.stakes``), so it needs nothing but ONNX itself: onnxruntime, or
+    the stakes skip of ``agents.policies.stakes``), so it needs nothing but ONNX itself: onnxruntime, or
     any other ONNX runtime, in any language.
 ``bot.json``
     what a loader must know: the format, the observation layout (version and segments), the action
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.ppo import NumpyPolicy, load_policy
-from agents.stakes import SKIP_SEGMENTS
+from agents.policies.ppo import NumpyPolicy, load_policy
+from agents.policies.stakes import SKIP_SEGMENTS
 from yaniv.rules import get_rules
 from yaniv_env.encoding import DRAW_SOURCES, LAYOUT_VERSION, action_table, observation_layout
 from yaniv_env.encoding import hand_size_for as observation_hand_size  # this module's hand_size_for takes a policy
@@ -77,7 +77,7 @@ def onnx_model(policy: NumpyPolicy) -> Any:
         if i < last:
             nodes.append(helper.make_node(policy.activation.capitalize(), [out], [f"h{i}"]))
             h = f"h{i}"
-    if policy.skip_index is not None:  # the stakes skip (agents.stakes): logits[:, a] += sum_k w_k obs[:, index[k, a]]
+    if policy.skip_index is not None:  # the stakes skip (agents.policies.stakes): logits[:, a] += sum_k w_k obs[:, index[k, a]]
         index, weight = policy.skip_index, policy.skip_weight
         initializers += [
             numpy_helper.from_array(index.astype(np.int64), "skip_index"),
@@ -109,7 +109,7 @@ def onnx_model(policy: NumpyPolicy) -> Any:
         initializers,
     )
     model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="yaniv-rl agents.export"
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="yaniv-rl agents.policies.export"
     )
     model.ir_version = IR_VERSION
     onnx.checker.check_model(model, full_check=True)
@@ -134,7 +134,7 @@ def bot_metadata(policy: NumpyPolicy, model_bytes: bytes, source: Path | None) -
         network["stakes_skip"] = {
             "segments": list(SKIP_SEGMENTS),
             "weights": [float(w) for w in policy.skip_weight],
-            "doc": "agents.stakes: logits[a] += sum_k weights[k] * segment_k[a], for every discard-and-draw a",
+            "doc": "agents.policies.stakes: logits[a] += sum_k weights[k] * segment_k[a], for every discard-and-draw a",
         }
     return {
         "format": BOT_FORMAT,
@@ -186,7 +186,7 @@ def export_policy(policy: NumpyPolicy, out_dir: str | Path, source: Path | None 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m agents.export",
+        prog="python -m agents.policies.export",
         description="Export a trained policy as ONNX + bot.json (loadable with onnxruntime alone).",
     )
     parser.add_argument(
