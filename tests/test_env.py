@@ -12,13 +12,14 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import yaniv_env
-from yaniv import DECK, POINTS, Game, Move, Rules
-from yaniv.cards import hand_points, sort_hand
+from yaniv import DECK, POINTS, YANIV, Game, Move, Rules, parse_cards
+from yaniv.cards import deck_cards
 from yaniv.game import OVER
+from yaniv.rules import RULE_FIELDS
 from yaniv_env import encoding
 from yaniv_env.aec import round_rewards
 from yaniv.odds import at_most
-from yaniv_env.encoding import DRAW_SOURCES, action_table, observation_layout
+from yaniv_env.encoding import DRAW_SOURCES, OPPONENT, SELF, action_table, observation_layout
 
 # PettingZoo's api_test notes that dict observations are not arrays; they are the documented format.
 pytestmark = [
@@ -46,7 +47,7 @@ def test_gymnasium_and_sb3_checkers():
 
 def legal_actions_from_engine(env, game: Game) -> set[int]:
     table = env.table
-    return {table.to_action(move, game) for move in game.legal_moves()}
+    return {table.to_action(move, game.view(game.current)) for move in game.legal_moves()}
 
 
 @pytest.mark.parametrize(
@@ -76,7 +77,7 @@ def test_mask_is_exactly_the_engines_legal_moves_and_every_unmasked_action_appli
             assert 0.0 <= obs["observation"].min() and obs["observation"].max() <= 1.0
             action = int(rng.choice(np.flatnonzero(mask)))
             legal_moves = set(env.game.legal_moves())
-            assert all(env.table.to_move(int(a), env.game) in legal_moves for a in np.flatnonzero(mask)), (
+            assert all(env.table.to_move(int(a), env.game.view(env.game.current)) in legal_moves for a in np.flatnonzero(mask)), (
                 "each allowed action is exactly one of the engine's legal moves (cards in canonical order)"
             )
             env.step(action)  # raw_env raises if an unmasked action were illegal
@@ -113,13 +114,13 @@ def test_observation_ignores_hidden_cards():
         while env.agents and not env.game.is_over:
             agent = env.agent_selection
             for observer in range(4):
-                before = env.observer.observe(env.game, observer)
-                mask_before = env.observer.action_mask(env.game, observer)
+                before = env.observer.observe(env.game.view(observer))
+                mask_before = env.observer.action_mask(env.game.view(observer))
                 shuffled = env.game.sample_hidden(observer, rng)
                 if hidden_cards(shuffled, observer) == hidden_cards(env.game, observer):
                     continue
-                assert np.array_equal(env.observer.observe(shuffled, observer), before)
-                assert np.array_equal(env.observer.action_mask(shuffled, observer), mask_before)
+                assert np.array_equal(env.observer.observe(shuffled.view(observer)), before)
+                assert np.array_equal(env.observer.action_mask(shuffled.view(observer)), mask_before)
                 checked += 1
             mask = env.observe(agent)["action_mask"]
             env.step(int(rng.choice(np.flatnonzero(mask))))
@@ -128,9 +129,9 @@ def test_observation_ignores_hidden_cards():
 
 @pytest.mark.parametrize("players,rules", [(8, "default"), (3, Rules(slamdown=True)), (2, "german")])
 def test_the_observers_running_memos_never_go_stale(players, rules):
-    """The observer carries the dead cards and the legal discards from one call to the next. Across
-    turns, reshuffles, new rounds and other games observed in between, it must give exactly what a
-    fresh observer gives."""
+    """The observer carries the legal discards of the last hand and the stakes of each score from one
+    call to the next. Across turns, reshuffles, new rounds and other games observed in between, it
+    must give exactly what a fresh observer gives."""
     env = yaniv_env.raw_env(num_players=players, rules=rules, episode="game")
     rng = np.random.default_rng(1)
     reshuffles = rounds = 0
@@ -142,10 +143,10 @@ def test_the_observers_running_memos_never_go_stale(players, rules):
             game = env.game
             fresh = encoding.Observer(env.rules, players)
             for seat in range(players):
-                assert np.array_equal(env.observer.observe(game, seat), fresh.observe(game, seat))
-                assert np.array_equal(env.observer.action_mask(game, seat), fresh.action_mask(game, seat))
+                assert np.array_equal(env.observer.observe(game.view(seat)), fresh.observe(game.view(seat)))
+                assert np.array_equal(env.observer.action_mask(game.view(seat)), fresh.action_mask(game.view(seat)))
             other = game.sample_hidden(game.current, rng)  # another game, observed in between
-            assert np.array_equal(env.observer.observe(other, other.current), fresh.observe(game, game.current))
+            assert np.array_equal(env.observer.observe(other.view(other.current)), fresh.observe(game.view(game.current)))
             reshuffles += any(e.kind == "reshuffle" for e in game.events[-1:])
             round_number = game.round_number
             env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
@@ -165,15 +166,15 @@ def test_observation_reflects_what_the_player_saw():
     taker = game.current
     top = game.pile[-1].drawable[0]
     move = next(m for m in game.legal_moves() if m.kind == "discard" and m.draw == top)
-    env.step(env.table.to_action(move, game))
+    env.step(env.table.to_action(move, game.view(game.current)))
     for observer in range(3):
         if observer == taker:
             continue
-        obs = env.observer.observe(game, observer)
+        obs = env.observer.observe(game.view(observer))
         k = (taker - observer) % 3
         opponents = env.observer.view("opponents", obs).reshape(7, -1)
         assert opponents[k - 1, encoding.OPPONENT_SCALARS + top] == 1.0
-        assert opponents[k - 1, 0] == 1.0 and opponents[2:, 0].sum() == 0  # absent seats are zeros
+        assert opponents[k - 1, OPPONENT.present] == 1.0 and opponents[2:, OPPONENT.present].sum() == 0  # absent: 0
 
 
 def test_observation_holds_each_opponents_last_discard_and_the_assaf_odds():
@@ -185,30 +186,30 @@ def test_observation_holds_each_opponents_last_discard_and_the_assaf_odds():
     game = env.game
     assert game.current == 0
     throw0 = max(game.hands[0])
-    env.step(env.table.to_action(Move("discard", (throw0,), DECK), game))
+    env.step(env.table.to_action(Move("discard", (throw0,), DECK), game.view(0)))
     taken = game.pile[-1].drawable[0]
     move1 = next(m for m in game.legal_moves() if m.kind == "discard" and len(m.cards) == 1 and m.draw == taken)
-    env.step(env.table.to_action(move1, game))
-    obs = env.observer.observe(game, 2)
+    env.step(env.table.to_action(move1, game.view(game.current)))
+    obs = env.observer.observe(game.view(2))
     opponents = env.observer.view("opponents", obs).reshape(7, -1)
     total = game.totals[2]
     odds = []
     for row, cap, fresh, known in ((0, POINTS[throw0], 1, 0), (1, POINTS[move1.cards[0]], 0, POINTS[taken])):
-        assert opponents[row, 6:9].tolist() == pytest.approx([1.0, cap / 10, fresh])
+        assert opponents[row, OPPONENT.has_discarded : OPPONENT.assaf_odds].tolist() == pytest.approx([1.0, cap / 10, fresh])
         room = total - known  # an equal total Assafs under the default rules
         hidden = 5 - (1 if known else 0)  # five cards; seat 1's pile card is known
         expected = at_most(2, cap, fresh, hidden - fresh)[room] if room >= 0 else 0.0
-        assert opponents[row, 9] == pytest.approx(expected)
+        assert opponents[row, OPPONENT.assaf_odds] == pytest.approx(expected)
         odds.append(expected)
-    assert opponents[2:, 6:10].sum() == 0  # absent seats
+    assert opponents[2:, OPPONENT.has_discarded : OPPONENT.assaf_odds + 1].sum() == 0  # absent seats
     own = env.observer.view("self", obs)
-    assert own[8] == pytest.approx(1 - (1 - odds[0]) * (1 - odds[1]))
-    assert own[9:].tolist() == [float(total <= t) for t in range(11)]
+    assert own[SELF.assafed_odds] == pytest.approx(1 - (1 - odds[0]) * (1 - odds[1]))
+    assert own[SELF.total_le_0 :].tolist() == [float(total <= t) for t in range(11)]
     # before anyone has discarded, a hand is plain cards of the deck
     env.reset(seed=0)
-    first = env.observer.view("opponents", env.observer.observe(env.game, 1)).reshape(7, -1)
-    assert first[:2, 6:9].sum() == 0
-    assert first[0, 9] == pytest.approx(at_most(2, -1, 0, 5)[env.game.totals[1]])
+    first = env.observer.view("opponents", env.observer.observe(env.game.view(1))).reshape(7, -1)
+    assert first[:2, OPPONENT.has_discarded : OPPONENT.assaf_odds].sum() == 0
+    assert first[0, OPPONENT.assaf_odds] == pytest.approx(at_most(2, -1, 0, 5)[env.game.totals[1]])
 
 
 def test_layout_table_in_the_docstring_matches_the_space():
@@ -220,10 +221,21 @@ def test_layout_table_in_the_docstring_matches_the_space():
     total = sum(size for _, size in observation_layout(5))
     env = yaniv_env.raw_env(num_players=2)
     assert env.observation_space("player_0")["observation"].shape == (total,)
-    assert f"N = {total}" in yaniv_env.aec.__doc__
+    assert "observation_size(hand_size)" in yaniv_env.aec.__doc__  # derived, never typed as a number
     table = action_table(5)
     assert table.size == 31 * DRAW_SOURCES + 3 == 189
     assert "189 actions" in doc and f"{action_table(7).size} with seven" in doc
+
+
+def test_the_settings_segment_covers_every_rule_setting():
+    """Each field of Rules is observed or left out with a reason: a new setting must choose."""
+    observed = {field for _, field, _ in encoding.SETTINGS}
+    assert not observed & set(encoding.SETTINGS_NOT_OBSERVED)
+    assert observed | set(encoding.SETTINGS_NOT_OBSERVED) == set(RULE_FIELDS)
+    # each observed feature moves with its setting
+    for name, field, value in encoding.SETTINGS:
+        assert 0.0 <= float(value(Rules())) <= 1.0
+    assert encoding.settings_vector(Rules(slamdown=True), 3)[[len(encoding.SETTINGS) - 1, len(encoding.SETTINGS) + 1]].tolist() == [1, 1]
 
 
 def test_one_observation_size_for_every_player_count():
@@ -236,22 +248,11 @@ def test_round_rewards_for_every_agent(round_reward):
     env = yaniv_env.raw_env(num_players=3, episode="round", round_reward=round_reward)
     env.reset(seed=1)
     # Force a showdown: give the player to move a Yaniv hand and the others known totals.
-    game = env.game
-    caller = game.current
-    hands = {caller: "AS 2S", (caller + 1) % 3: "KH QH", (caller + 2) % 3: "3C 4D"}
-    for seat, text in hands.items():
-        from yaniv.cards import parse_cards
-
-        for c in parse_cards(text):
-            for q in range(3):
-                if c in game.hands[q]:
-                    game.hands[q].remove(c)
-            if c in game.deck:
-                game.deck.remove(c)
-        game.deck.extend(game.hands[seat])
-        game.hands[seat] = sort_hand(parse_cards(text))
-    game.totals = [hand_points(h) for h in game.hands]
-    game._discards = None
+    caller = env.game.current
+    texts = {caller: "AS 2S", (caller + 1) % 3: "KH QH", (caller + 2) % 3: "3C 4D"}
+    hands = [parse_cards(texts[q]) for q in range(3)]
+    rest = [c for c in deck_cards(2) if c not in {c for h in hands for c in h}]
+    env.game = game = Game.from_position(hands, [rest[:1]], rest[1:], single_round=True, current=caller)
     env.step(env.table.yaniv)
     assert game.phase == OVER
     # points: the caller 3 (A + 2) wins and takes 0; K Q takes 20, 3 4 takes 7
@@ -302,10 +303,14 @@ def test_game_rewards_rank_the_players_by_elimination_order(seed):
 
 
 def test_rank_rewards_share_ties():
-    game = Game(3, rules=Rules(game_end="first_over", score_limit=10), seed=0)
-    game.scores[:] = [12, 5, 5]
-    game.winners = (1, 2)
-    assert yaniv_env.rank_rewards(game) == pytest.approx([-1.0, 0.5, 0.5])
+    """Seat 0 calls with 3 and keeps its 7; seat 1 takes 7 (7 + 0 = 7, level with seat 0) and seat 2
+    takes 10, passing the limit of 10: the game ends, seats 0 and 1 share first place."""
+    hands = [parse_cards("AC 2C"), parse_cards("7H"), parse_cards("KH")]
+    game = Game.from_position(hands, [parse_cards("5S")], [], Rules(game_end="first_over", score_limit=10),
+                              scores=[7, 0, 5])
+    game.apply(YANIV)
+    assert game.is_over and game.scores == [7, 7, 15] and game.winners == (0, 1)
+    assert yaniv_env.rank_rewards(game) == pytest.approx([0.5, 0.5, -1.0])
 
 
 def test_gym_view_plays_opponents_and_gives_the_final_reward():
@@ -367,7 +372,7 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="seat"):
         yaniv_env.YanivGymEnv(num_players=2, seat=2)
     with pytest.raises(ValueError, match="opponents"):
-        yaniv_env.YanivGymEnv(num_players=4, opponents=[yaniv_env.RandomPolicy()])
+        yaniv_env.YanivGymEnv(num_players=4, opponents=[lambda observation, mask: 0])
 
 
 def test_render_modes():
@@ -402,40 +407,34 @@ def test_score_segments_price_each_move_by_the_score_it_leaves():
     halved to 50: reset = 50/100. A deck draw does so with the 3 unseen nines among 49 unseen
     cards: 0.5 * 3/49. Nothing can pass 200 (over = 0). At 190 the same 14 would (190 + 14 > 200),
     and so would any deck card above 5; a deck five makes 190 + 10 = 200 exactly, halved to 100."""
-    from yaniv import parse_cards
-    from yaniv.cards import deck_cards
-    from yaniv.melds import make_group
-
-    game = Game(2, seed=0, single_round=True)
-    game.hands = [sort_hand(parse_cards("KC KD 4H AC")), sort_hand(parse_cards("9S"))]
-    game.totals = [hand_points(h) for h in game.hands]
-    used = set(game.hands[0]) | set(game.hands[1]) | set(parse_cards("9C"))
-    game.deck = [c for c in deck_cards(2) if c not in used]
-    game.pile = [make_group(parse_cards("9C"), game.rules, -1)]
-    game.current = 0
-    game.scores = [86, 50]
+    hands = [parse_cards("KC KD 4H AC"), parse_cards("9S")]
+    used = set(hands[0]) | set(hands[1]) | set(parse_cards("9C"))
+    game = Game.from_position(hands, [parse_cards("9C")], [c for c in deck_cards(2) if c not in used],
+                              single_round=True, scores=[86, 50])
     observer = encoding.Observer(game.rules, 2)
     kings = 0b1100
     assert [game.hands[0][i] for i in (2, 3)] == list(parse_cards("KC KD"))
     deck_action, nine_action = (kings - 1) * DRAW_SOURCES, (kings - 1) * DRAW_SOURCES + 1
-    obs = observer.observe(game, 0)
+    obs = observer.observe(game.view(0))
     reset, over = observer.view("reset", obs), observer.view("over", obs)
     assert reset[nine_action] == pytest.approx(0.5)
     assert reset[deck_action] == pytest.approx(0.5 * 3 / 49)
     assert over.sum() == 0
-    assert np.count_nonzero(reset) == np.count_nonzero(reset[observer.action_mask(game, 0)[: reset.size].astype(bool)])
+    assert np.count_nonzero(reset) == np.count_nonzero(reset[observer.action_mask(game.view(0))[: reset.size].astype(bool)])
     # The opponent holds one card: it ends the round before this player's next turn with chance
     # 0.6 (yaniv.odds.ROUND_END_CHANCE), and the soon segments weigh the stakes by it.
     soon = observer.view("reset_soon", obs)
     assert soon[nine_action] == pytest.approx(0.6 * 0.5) and soon[deck_action] == pytest.approx(0.6 * 0.5 * 3 / 49)
     np.testing.assert_allclose(soon, 0.6 * reset, rtol=1e-6)
-    game.hands[1] = sort_hand(parse_cards("9S 2D 3D"))  # three cards: 0.12
-    np.testing.assert_allclose(observer.view("reset_soon", observer.observe(game, 0)), 0.12 * reset, rtol=1e-6)
-    game.hands[1] = sort_hand(parse_cards("9S"))
+    three = Game.from_position([hands[0], parse_cards("9S 2D 3D")], [parse_cards("9C")],
+                               [c for c in deck_cards(2) if c not in used | set(parse_cards("2D 3D"))],
+                               single_round=True, scores=[86, 50])  # the opponent holds three cards: 0.12
+    np.testing.assert_allclose(observer.view("reset_soon", observer.observe(three.view(0))), 0.12 * reset, rtol=1e-6)
     # Not on turn: the segments are zero (they describe the moves of the player to move).
-    assert observer.view("reset", observer.observe(game, 1)).sum() == 0
-    game.scores = [190, 50]
-    obs = observer.observe(game, 0)
+    assert observer.view("reset", observer.observe(game.view(1))).sum() == 0
+    game = Game.from_position(hands, [parse_cards("9C")], [c for c in deck_cards(2) if c not in used],
+                              single_round=True, scores=[190, 50])
+    obs = observer.observe(game.view(0))
     reset, over = observer.view("reset", obs), observer.view("over", obs)
     unseen = [c for c in deck_cards(2) if c not in set(game.hands[0]) | set(parse_cards("9C"))]
     assert over[nine_action] == 1.0 and reset[nine_action] == 0.0
@@ -444,7 +443,8 @@ def test_score_segments_price_each_move_by_the_score_it_leaves():
     assert reset[deck_action] == pytest.approx(1.0 * sum(POINTS[c] == 5 for c in unseen) / 49)
     np.testing.assert_allclose(observer.view("over_soon", obs), 0.6 * over, rtol=1e-6)
     # Far from 100, 200 and the limit, both segments are zero.
-    game.scores = [10, 50]
-    obs = observer.observe(game, 0)
+    game = Game.from_position(hands, [parse_cards("9C")], [c for c in deck_cards(2) if c not in used],
+                              single_round=True, scores=[10, 50])
+    obs = observer.observe(game.view(0))
     for name in ("reset", "over", "reset_soon", "over_soon"):
         assert observer.view(name, obs).sum() == 0

@@ -67,34 +67,18 @@ def position(
             accounted for), "dead" (one dead single per card, under the named pile) or None (left out)
     """
     rules = get_rules(rules)
-    n = len(hands)
-    g = Game(n, rules, seed=0, scores=scores, starter=current, single_round=single_round)
-    g.hands = [sort_hand(C(h)) for h in hands]
-    g.totals = [hand_points(h) for h in g.hands]
     full = deck_cards(rules.jokers)
-    named = [c for h in g.hands for c in h] + list(C(deck)) + [c for d in dead for c in C(d)] + list(C(top or ""))
+    named = [c for h in hands for c in C(h)] + list(C(deck)) + [c for d in dead for c in C(d)] + list(C(top or ""))
     assert len(named) == len(set(named)), "a card is placed twice"
     unused = [c for c in full if c not in named]
     if top is None:
         top_cards, top_by = (unused.pop(0),), -1
     else:
         top_cards = C(top)
-        top_by = (current - 1) % n if top_by is None else top_by
+    pile = [(c,) for c in (unused if rest == "dead" else [])] + [C(d) for d in dead] + [top_cards]
     below = unused if rest == "deck" else []
-    pile = [make_group((c,), rules, -1)._replace(drawable=()) for c in (unused if rest == "dead" else [])]
-    pile += [make_group(C(d), rules, -1)._replace(drawable=()) for d in dead]
-    pile.append(make_group(top_cards, rules, top_by))
-    g.pile = pile
-    g.deck = below + list(reversed(C(deck)))  # the top of the deck is the last element
-    g.known = [set() for _ in range(n)]
-    g.events = []
-    g.pools = [frozenset(full)]
-    g.current = g.starter = current
-    g.phase = "play"
-    g.pending = None
-    g.turn = 0
-    g._discards = None
-    return g
+    return Game.from_position([C(h) for h in hands], pile, list(C(deck)) + below[::-1], rules, top_by=top_by,
+                              current=current, scores=scores, single_round=single_round, seed=0)
 
 
 def all_cards(g: Game) -> list[int]:

@@ -35,7 +35,7 @@ import numpy as np
 
 from yaniv.cards import NUM_CARDS, POINTS, SORT_KEY, cards_str, deck_cards, hand_points, sort_hand
 from yaniv.melds import SINGLE, Group, add_slamdown, classify, drawable_cards, legal_discards, slamdown_extends
-from yaniv.rules import Rules, get_rules
+from yaniv.rules import MAX_HAND, Rules, get_rules
 
 MIN_PLAYERS: Final = 2
 MAX_PLAYERS: Final = 8
@@ -134,6 +134,43 @@ class PlayerView:
     def num_players(self) -> int:
         return len(self.scores)
 
+    @property
+    def can_call_yaniv(self) -> bool:
+        """Whether this player may call Yaniv now (it is to move and ``Rules.may_call_yaniv`` holds)."""
+        return YANIV in self.legal_moves
+
+    @property
+    def dead(self) -> tuple[int, ...]:
+        """The pile's cards under its top group: nobody may draw them any more."""
+        return self.pile[: len(self.pile) - len(self.top.cards)]
+
+    def unseen_cards(self) -> list[int]:
+        """The cards this player has not seen, in id order: not in its hand, not on the pile, not seen
+        taken into another hand. They are in the deck or hidden in the opponents' hands."""
+        seen = set(self.hand)
+        seen.update(self.pile)
+        for q, cards in enumerate(self.known):
+            if q != self.player:
+                seen.update(cards)
+        return [c for c in deck_cards(self.rules.jokers) if c not in seen]
+
+
+def last_discards(events: Sequence[Event], seats: int = MAX_PLAYERS) -> dict[int, Event]:
+    """Per seat that has discarded in this round's record ``events``, its last discard event.
+
+    What a player threw last bounds what it kept (a player sheds its high cards first): the
+    heuristic and search bots, and the observation's opponent features, read it from here. The
+    record is read backwards and the reading stops once ``seats`` seats (the seats in the game)
+    are found: every seat discards once a lap, so one lap back is enough.
+    """
+    out: dict[int, Event] = {}
+    for event in reversed(events):
+        if event.kind == DISCARD and event.player not in out:
+            out[event.player] = event
+            if len(out) == seats:
+                break
+    return out
+
 
 class Game:
     """A game of Yaniv in progress. See the module docstring."""
@@ -164,6 +201,16 @@ class Game:
                 f"{num_players} players x {rules.hand_size} cards + 1 face-up card need more than the "
                 f"{deck_size} cards of the deck"
             )
+        self._seat_table(num_players, single_round, seed, scores, starter)
+        self.round_number = 0
+        self._deal(starter)
+
+    def _seat_table(
+        self, num_players: int, single_round: bool, seed: int | np.random.Generator | None,
+        scores: Sequence[int] | None, starter: int,
+    ) -> None:
+        """The game-level state before a deal, every value checked: players, scores, who is still in."""
+        rules = self.rules
         self.num_players = num_players
         self.single_round = single_round
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -174,12 +221,76 @@ class Game:
         self.alive = [s <= rules.score_limit for s in scores]
         if sum(self.alive) < 2:
             raise ValueError(f"at least two players must be at or under the score limit {rules.score_limit}")
-        if not (0 <= starter < num_players and self.alive[starter]):
+        if type(starter) is not int or not (0 <= starter < num_players and self.alive[starter]):
             raise ValueError(f"starter must be a seat still in the game, got {starter!r}")
         self.results: list[RoundResult] = []
         self.winners: tuple[int, ...] = ()
-        self.round_number = 0
-        self._deal(starter)
+
+    @classmethod
+    def from_position(
+        cls,
+        hands: Sequence[Sequence[int]],
+        pile: Sequence[Sequence[int]],
+        deck: Sequence[int],
+        rules: str | Rules | None = None,
+        *,
+        top_by: int | None = None,
+        current: int = 0,
+        scores: Sequence[int] | None = None,
+        single_round: bool = False,
+        seed: int | np.random.Generator | None = None,
+    ) -> "Game":
+        """A game at the start of ``current``'s turn, every card placed by hand: for tests, puzzles and
+        lessons. ValueError naming the problem if the position cannot be.
+
+        ``hands``   per seat, its cards (empty for a seat out of the game: its score is over the limit);
+        ``pile``    the discarded groups, bottom first; the last is the top group (a legal group whose
+                    drawable cards follow from the rules), the ones under it are dead;
+        ``deck``    the deck's cards, the first drawn first;
+        ``top_by``  the seat that threw the top group (default: the seat before ``current``).
+
+        Cards left out of all three are out of play. Nobody has been seen taking a card, the round's
+        record is empty, and it is turn 0 of round 1; the rest is as in ``Game(...)``.
+        """
+        g = cls.__new__(cls)
+        g.rules = rules = get_rules(rules)
+        n = len(hands)
+        if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+            raise ValueError(f"a position needs {MIN_PLAYERS} to {MAX_PLAYERS} hands, got {n}")
+        g._seat_table(n, single_round, seed, scores, current)
+        if not pile or not pile[-1]:
+            raise ValueError("a position needs a pile with a group on top")
+        full = deck_cards(rules.jokers)
+        placed = [c for h in hands for c in h] + [c for group in pile for c in group] + list(deck)
+        strangers = [c for c in placed if type(c) is not int or c not in full]
+        if strangers:
+            raise ValueError(f"cards {strangers!r} are not in a deck with {rules.jokers} joker(s)")
+        twice = sorted({c for c in placed if placed.count(c) > 1})
+        if twice:
+            raise ValueError(f"cards placed twice: {cards_str(twice)}")
+        for q, hand in enumerate(hands):
+            if g.alive[q] != bool(hand) or len(hand) > MAX_HAND:
+                raise ValueError(f"seat {q} holds {len(hand)} cards: a seat in the game holds 1 to "
+                                 f"{MAX_HAND}, a seat out of it none")
+        if top_by is None:
+            top_by = g._previous_seat(current)
+        g.hands = [sort_hand(h) for h in hands]
+        g.totals = [hand_points(h) for h in g.hands]
+        g.deck = list(reversed(deck))  # drawn from the end
+        groups = [classify(tuple(group), rules) for group in pile]  # raises naming a group that is not one
+        g.pile = [Group(ordered, kind, -1, ()) for kind, ordered in groups[:-1]]  # dead: nothing drawable
+        kind, ordered = groups[-1]
+        g.pile.append(Group(ordered, kind, top_by, drawable_cards(kind, ordered, rules)))
+        g.known = [set() for _ in range(n)]
+        g.pools = [frozenset(full)]
+        g.events = []
+        g.starter = g.current = current
+        g.phase = PLAY
+        g.pending = None
+        g.turn = 0
+        g.round_number = 1
+        g._discards = None
+        return g
 
     # ------------------------------------------------------------------------------------------
     # Reading the state
@@ -202,14 +313,12 @@ class Game:
     def deck_size(self) -> int:
         return len(self.deck)
 
-    def hand_total(self, player: int) -> int:
-        return self.totals[player]
-
     def pile_cards(self) -> tuple[int, ...]:
         return tuple(c for group in self.pile for c in group.cards)
 
     def can_call_yaniv(self) -> bool:
-        return self.phase == PLAY and self.totals[self.current] <= self.rules.yaniv_threshold
+        """Whether the player to move may call Yaniv now (``Rules.may_call_yaniv``)."""
+        return self.phase == PLAY and self.rules.may_call_yaniv(self.totals[self.current])
 
     def legal_discards(self) -> list[tuple[int, ...]]:
         """The legal discards of the player to move (computed once per turn)."""
@@ -279,7 +388,7 @@ class Game:
             raise ValueError(f"player {self.current} must decide on the slamdown first (SLAMDOWN or KEEP), not {kind!r}")
         if kind == CALL:
             total = self.totals[self.current]
-            if total > self.rules.yaniv_threshold:
+            if not self.rules.may_call_yaniv(total):
                 raise ValueError(
                     f"player {self.current} cannot call Yaniv: the hand totals {total}, "
                     f"above the threshold {self.rules.yaniv_threshold}"
@@ -376,6 +485,13 @@ class Game:
             self._finish_round(None, (0,) * n, (), ())
             return
         self.current = self._next_seat(self.current)
+
+    def _previous_seat(self, seat: int) -> int:
+        n = self.num_players
+        seat = (seat - 1) % n
+        while not self.alive[seat]:
+            seat = (seat - 1) % n
+        return seat
 
     def _next_seat(self, seat: int) -> int:
         n = self.num_players

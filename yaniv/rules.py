@@ -116,6 +116,14 @@ class Rules:
         if self.max_turns is not None:
             _check_int(self, "max_turns", minimum=1)
 
+    def may_call_yaniv(self, total: int) -> bool:
+        """Whether a player whose hand totals ``total`` may call Yaniv (at the start of its turn).
+
+        The one statement of the Yaniv right: the engine's legal moves, the action mask, the
+        observation and the bots all ask it.
+        """
+        return total <= self.yaniv_threshold
+
     def reset_score(self, score: int) -> int | None:
         """The score after ``score_reset`` when a round ends on ``score`` exactly at a reset value, else None."""
         if self.score_reset == "none" or score not in self.score_reset_at:

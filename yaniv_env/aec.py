@@ -6,7 +6,8 @@ Agents                 ``player_0`` .. ``player_{n-1}``, 2 to 8; the seat order 
 Actions                ``Discrete``: every (discard, draw) pair plus Yaniv and the two slamdown
                        choices; 189 ids with 5-card hands (see ``yaniv_env.encoding``)
 Observations           ``{"observation": Box(0, 1, (N,), float32), "action_mask": Box(0, 1, (A,), int8)}``;
-                       N = 1628 with 5-card hands; the mask is all zeros for agents not on turn
+                       N = ``encoding.observation_size(hand_size)``; the mask is all zeros for
+                       agents not on turn
 Episode                ``"round"`` (one round, from the given scores) or ``"game"`` (rounds until
                        the game ends)
 Rewards                at the end of the episode only (0 before), see below
@@ -53,6 +54,9 @@ Version history
 * v3: observation layout 4 (1628 floats): the reset and over segments again, weighed by the
   chance that the round ends before the observer's next turn (``yaniv_env.encoding``). Policies
   trained on layout 3 do not read it: train them again.
+* v4: the same environment as v3. From here the version is the observation layout's
+  (``encoding.LAYOUT_VERSION``), and so is the Gym id's (``yaniv_env.GYM_ID``) and an exported
+  bot's: one number for one thing.
 """
 
 from __future__ import annotations
@@ -65,9 +69,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from yaniv.game import Game, RoundResult
+from yaniv.ranking import final_ranks
 from yaniv.render import describe_event, render_game
 from yaniv.rules import Rules, get_rules
-from yaniv_env.encoding import Observer
+from yaniv_env.encoding import LAYOUT_VERSION, Observer
 
 EPISODES = ("round", "game")
 ROUND_REWARDS = ("points", "relative")
@@ -97,7 +102,7 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
-    metadata = {"render_modes": ["human", "ansi"], "name": "yaniv_v3", "is_parallelizable": False}
+    metadata = {"render_modes": ["human", "ansi"], "name": f"yaniv_v{LAYOUT_VERSION}", "is_parallelizable": False}
 
     def __init__(
         self,
@@ -172,14 +177,11 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         self.agent_selection = self.possible_agents[self.game.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.agent_name_mapping[agent]
-        return {
-            "observation": self.observer.observe(self.game, seat),
-            "action_mask": self.observer.action_mask(self.game, seat),
-        }
+        view = self.game.view(self.agent_name_mapping[agent])
+        return {"observation": self.observer.observe(view), "action_mask": self.observer.action_mask(view)}
 
     def action_mask(self, agent: str) -> np.ndarray:
-        return self.observer.action_mask(self.game, self.agent_name_mapping[agent])
+        return self.observer.action_mask(self.game.view(self.agent_name_mapping[agent]))
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
@@ -187,8 +189,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
             return self._was_dead_step(action)
         game = self.game
         try:
-            move = self.table.to_move(int(action), game)
-            game.apply(move)
+            game.apply(self.table.to_move(int(action), game.view(game.current)))
         except ValueError as error:
             raise ValueError(
                 f"illegal action {action} ({self.table.describe(int(action))}) for {agent}: {error}"
@@ -237,22 +238,13 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
 
 
 def rank_rewards(game: Game) -> list[float]:
-    """Game rewards by final rank: 1 - 2 r / (n - 1), ties sharing the mean."""
+    """Game rewards by final rank (``yaniv.ranking.final_ranks``): rank r of n gets 1 - 2 r / (n - 1),
+    tied seats sharing the mean of their ranks' rewards."""
+    ranks = final_ranks(game)
     n = game.num_players
-    out_round = {q: len(game.results) + 1 for q in range(n)}  # still in: best
-    for number, result in enumerate(game.results):
-        for q in result.eliminated:
-            out_round[q] = number
-    winners = set(game.winners)
-    keys = [(q not in winners, -out_round[q], game.scores[q]) for q in range(n)]
-    order = sorted(range(n), key=keys.__getitem__)
     values = [1 - 2 * r / (n - 1) for r in range(n)]
-    rewards = [0.0] * n
-    r = 0
-    while r < n:
-        tied = [q for q in order[r:] if keys[q] == keys[order[r]]]
-        share = sum(values[r : r + len(tied)]) / len(tied)
-        for q in tied:
-            rewards[q] = share
-        r += len(tied)
+    rewards = []
+    for rank in ranks:
+        tied = ranks.count(rank)
+        rewards.append(sum(values[rank : rank + tied]) / tied)
     return rewards

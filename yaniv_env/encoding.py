@@ -107,13 +107,14 @@ score is at stake (0.54 to 0.26 points a decision heads-up, 0.92 to 0.32 at four
 from __future__ import annotations
 
 from array import array
+from collections import namedtuple
 from functools import lru_cache
-from typing import Final
+from typing import Any, Callable, Final
 
 import numpy as np
 
-from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, POINTS, RANK, SUIT, deck_cards
-from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE, YANIV, Game, Move
+from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, NUM_SUITS, POINTS, RANK, SUIT, deck_cards
+from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE, YANIV, Move, PlayerView, last_discards
 from yaniv.melds import classify, legal_discards
 from yaniv.odds import MAX_TOTAL, at_most, round_end_chance
 from yaniv.rules import MAX_HAND, Rules
@@ -122,15 +123,64 @@ LAYOUT_VERSION: Final = 4  # bump whenever the observation layout or the action 
 MAX_SEATS: Final = 8
 MAX_DRAWABLE: Final = 5
 DRAW_SOURCES: Final = 1 + MAX_DRAWABLE  # the deck, then up to five drawable pile cards
-SLOT_FEATURES: Final = 22
-DISCARD_FEATURES: Final = 3
-DRAW_FEATURES: Final = 5
-OPPONENT_SCALARS: Final = 10  # the per-opponent features before its 54 known cards
-OPPONENT_FEATURES: Final = OPPONENT_SCALARS + NUM_CARDS
-TOTAL_STEPS: Final = 11  # self features total <= t, t = 0..10
-SELF_FEATURES: Final = 9 + TOTAL_STEPS
-SETTINGS_FEATURES: Final = 14 + (MAX_SEATS - 1)
 POINT_SCALE: Final = 70.0  # the most points a hand can hold (seven ten-point cards)
+TOTAL_STEPS: Final = 11  # self features total <= t, t = 0..10
+
+
+def _fields(name: str, names: tuple[str, ...]) -> Any:
+    """A named tuple whose field ``f`` holds its own index: ``OPPONENT.score`` is where an opponent
+    block keeps its score. The offsets are named once here and read by name everywhere."""
+    return namedtuple(name, names)(*range(len(names)))
+
+
+# One hand slot: present, points/10, rank one-hot (13 ranks + the joker rank), suit one-hot (4
+# suits + the joker suit), and whether it is the card awaiting a slamdown decision.
+SLOT = _fields("SlotFeatures", ("present", "points", *(f"rank_{r}" for r in range(NUM_RANKS + 1)),
+                                *(f"suit_{s}" for s in range(NUM_SUITS + 1)), "pending"))
+DISCARD_FIELDS = _fields("DiscardFeatures", ("legal", "shed", "left"))
+DRAW = _fields("DrawFeatures", ("open", "points", "pairs", "run_material", "joker"))
+OPPONENT = _fields("OpponentFeatures", (
+    "present", "in_game", "to_move", "hand_size", "score", "known_points", "has_discarded", "last_discard_high",
+    "drew_from_deck", "assaf_odds",
+))  # then the 54 cards it was seen taking from the pile and still holds
+SELF = _fields("SelfFeatures", (
+    "score", "total", "may_call", "to_move", "hand_size", "deck_size", "slamdown_pending", "turn", "assafed_odds",
+    *(f"total_le_{t}" for t in range(TOTAL_STEPS)),
+))
+
+SLOT_FEATURES: Final = len(SLOT)
+DISCARD_FEATURES: Final = len(DISCARD_FIELDS)
+DRAW_FEATURES: Final = len(DRAW)
+OPPONENT_SCALARS: Final = len(OPPONENT)
+OPPONENT_FEATURES: Final = OPPONENT_SCALARS + NUM_CARDS
+SELF_FEATURES: Final = len(SELF)
+
+# The rule settings as observed: (feature, the Rules field it reads, its value in [0, 1]). Every
+# field of ``Rules`` is either here or in SETTINGS_NOT_OBSERVED with the reason (a test checks).
+SETTINGS: Final[tuple[tuple[str, str, Callable[[Rules], float]], ...]] = (
+    ("yaniv_threshold", "yaniv_threshold", lambda r: min(r.yaniv_threshold / 10, 1.0)),
+    ("assaf_on_equal", "assaf_on_equal", lambda r: r.assaf_on_equal),
+    ("assaf_penalty_points", "assaf_penalty_points", lambda r: min(r.assaf_penalty_points / 50, 1.0)),
+    ("per_assafer", "assaf_penalty", lambda r: r.assaf_penalty == "per_assafer"),
+    ("flat_assaf", "assaf_penalty", lambda r: r.assaf_penalty == "flat"),
+    ("halve", "score_reset", lambda r: r.score_reset == "halve"),
+    ("subtract", "score_reset", lambda r: r.score_reset == "subtract"),
+    ("score_limit", "score_limit", lambda r: min(r.score_limit / 300, 1.0)),
+    ("first_over", "game_end", lambda r: r.game_end == "first_over"),
+    ("jokers", "jokers", lambda r: r.jokers / 2),
+    ("jokers_in_sets", "jokers_in_sets", lambda r: r.jokers_in_sets),
+    ("draw_run_jokers", "draw_from_run", lambda r: r.draw_from_run == "ends_and_jokers"),
+    ("draw_set_ends", "draw_from_set", lambda r: r.draw_from_set == "ends"),
+    ("slamdown", "slamdown", lambda r: r.slamdown),
+)
+SETTINGS_NOT_OBSERVED: Final = {
+    "assaf_points_per_assafer": "layout 4 leaves it out; the Assaf penalty and its kind are observed",
+    "score_reset_at": "its effect on each move is observed (the reset and over segments)",
+    "score_reset_subtract": "its effect on each move is observed (the reset and over segments)",
+    "hand_size": "fixed by the layout itself (the slots and the action table)",
+    "max_turns": "a cap for simulation, not a rule a player plays to; the turn is observed",
+}
+SETTINGS_FEATURES: Final = len(SETTINGS) + (MAX_SEATS - 1)  # then the player count one-hot, 2..8
 
 
 def observation_layout(hand_size: int) -> list[tuple[str, int]]:
@@ -162,22 +212,27 @@ def segment_offsets(hand_size: int) -> dict[str, int]:
     return offsets
 
 
-def hand_size_for(observation_size: int) -> int:
-    """The hand size whose observation has ``observation_size`` entries; ValueError if none has."""
+def hand_size_for(size: int) -> int:
+    """The hand size whose observation has ``size`` entries; ValueError if none has."""
     for hand_size in range(1, MAX_HAND + 1):
-        if sum(size for _, size in observation_layout(hand_size)) == observation_size:
+        if observation_size(hand_size) == size:
             return hand_size
-    raise ValueError(f"no observation layout has {observation_size} entries")
+    raise ValueError(f"no observation layout has {size} entries")
+
+
+def observation_size(hand_size: int) -> int:
+    """The length of the observation vector with hands of ``hand_size`` cards."""
+    return sum(size for _, size in observation_layout(hand_size))
 
 
 def _card_features() -> np.ndarray:
     rows = np.zeros((NUM_CARDS, SLOT_FEATURES), dtype=np.float32)
     for c in range(NUM_CARDS):
-        rows[c, 0] = 1.0
-        rows[c, 1] = POINTS[c] / 10
-        rows[c, 2 + RANK[c]] = 1.0  # 13 ranks + the joker rank
-        rows[c, 2 + NUM_RANKS + 1 + SUIT[c]] = 1.0  # 4 suits + the joker suit
-    return rows  # the last column (pending slamdown) is set per observation
+        rows[c, SLOT.present] = 1.0
+        rows[c, SLOT.points] = POINTS[c] / 10
+        rows[c, SLOT.rank_0 + RANK[c]] = 1.0
+        rows[c, SLOT.suit_0 + SUIT[c]] = 1.0
+    return rows  # the pending column is set per observation
 
 
 CARD_FEATURES: Final = _card_features()
@@ -216,8 +271,9 @@ class ActionTable:
         draw = "the deck" if source == 0 else f"pile card {source}"
         return f"discard slots {self.subset_slots[subset]}, draw from {draw}"
 
-    def to_move(self, action: int, game: Game) -> Move:
-        """The engine move for an action id, in the current position; ValueError if it names nothing."""
+    def to_move(self, action: int, view: PlayerView) -> Move:
+        """The engine move for an action id, in the position ``view`` shows its player (the one to
+        move); ValueError if it names nothing."""
         if not 0 <= action < self.size:
             raise ValueError(f"action {action} is out of range 0..{self.size - 1}")
         if action == self.yaniv:
@@ -227,14 +283,14 @@ class ActionTable:
         if action == self.keep:
             return KEEP
         subset, source = divmod(action, DRAW_SOURCES)
-        hand = game.hands[game.current]
+        hand = view.hand
         slots = self.subset_slots[subset]
         if slots[-1] >= len(hand):
             raise ValueError(
                 f"action {action} ({self.describe(action)}) names slot {slots[-1]}, "
                 f"but the hand holds {len(hand)} cards"
             )
-        drawable = game.pile[-1].drawable
+        drawable = view.top.drawable
         if source == 0:
             draw = DECK
         elif source <= len(drawable):
@@ -246,22 +302,22 @@ class ActionTable:
             )
         cards = tuple(hand[i] for i in slots)
         try:  # the canonical order, as in Game.legal_moves; an illegal discard keeps slot order
-            cards = classify(cards, game.rules)[1]
+            cards = classify(cards, view.rules)[1]
         except ValueError:
             pass
         return Move(DISCARD, cards, draw)
 
-    def to_action(self, move: Move, game: Game) -> int:
-        """The action id of a legal engine move in the current position."""
+    def to_action(self, move: Move, view: PlayerView) -> int:
+        """The action id of a legal engine move in the position ``view`` shows its player."""
         if move.kind == "yaniv":
             return self.yaniv
         if move.kind == "slamdown":
             return self.slamdown
         if move.kind == "keep":
             return self.keep
-        hand = game.hands[game.current]
+        hand = view.hand
         mask = sum(1 << hand.index(c) for c in move.cards)
-        source = 0 if move.draw == DECK else 1 + game.pile[-1].drawable.index(move.draw)
+        source = 0 if move.draw == DECK else 1 + view.top.drawable.index(move.draw)
         return (mask - 1) * DRAW_SOURCES + source
 
 
@@ -271,7 +327,11 @@ def action_table(hand_size: int) -> ActionTable:
 
 
 class Observer:
-    """Builds (observation, action mask) for one rule set and player count."""
+    """Builds the observation and the action mask of one player's view, for one rule set and player count.
+
+    ``observe(view)`` and ``action_mask(view)`` read a ``yaniv.PlayerView`` and nothing else, so
+    the observation is by construction a function of what the player may know.
+    """
 
     def __init__(self, rules: Rules, num_players: int) -> None:
         self.rules = rules
@@ -279,30 +339,16 @@ class Observer:
         self.table = action_table(rules.hand_size)
         self.layout = observation_layout(rules.hand_size)
         self.offsets = segment_offsets(rules.hand_size)
-        self.size = sum(size for _, size in self.layout)
-        self.settings = self._settings_vector(rules, num_players)
-        self.full_deck_points = sum(POINTS[c] for c in deck_cards(rules.jokers))
-        self._zeros = bytes(4 * self.size)
+        self.size = observation_size(rules.hand_size)
+        self.settings = settings_vector(rules, num_players)
         self.settings_array = array("f", self.settings.tolist())
-        self.full_deck_size = len(deck_cards(rules.jokers))
-        # Per-turn memo of the legal discards as slot subsets. It holds the hand list itself, not
-        # its id: a freed game's id can come back on a new one, a live list's cannot.
-        self._subsets_hand: list[int] | None = None
-        self._subsets_key: tuple = ()
-        self._subsets: list[tuple[int, int]] = []
-        # Running account of the dead cards (the pile under its top group). A pile list only ever
-        # grows under its top (a reshuffle or a new round makes a new list), so the groups already
-        # counted never change: each observation adds the few groups thrown since the last one.
-        self._dead_pile: list | None = None
-        self._dead_groups = 0
-        self._dead_cards: list[int] = []
-        self._dead_points = 0
-        self._dead_hot = array("f", bytes(4 * NUM_CARDS))  # the dead segment, ready to copy
+        self._zeros = bytes(4 * self.size)
         self._mask_zeros = bytes(self.table.size)
+        # The legal discards of the last hand seen, as (slot subset mask, points shed): the mask
+        # and the observation of one turn both need them.
+        self._subsets_hand: tuple[int, ...] | None = None
+        self._subsets: list[tuple[int, int]] = []
         self._stakes_memo: dict[int, tuple[list[float], list[float]]] = {}
-        self._full_counts = [0] * (max(POINTS) + 1)
-        for c in deck_cards(rules.jokers):
-            self._full_counts[POINTS[c]] += 1
 
     def history_entries(self) -> np.ndarray:
         """A bool vector over the observation: the entries read off the round's history, not its
@@ -311,8 +357,8 @@ class Observer:
         out = np.zeros(self.size, dtype=bool)
         for k in range(MAX_SEATS - 1):
             at = self.offsets["opponents"] + k * OPPONENT_FEATURES
-            out[at + 6 : at + 10] = True
-        out[self.offsets["self"] + 8] = True
+            out[at + OPPONENT.has_discarded : at + OPPONENT.assaf_odds + 1] = True
+        out[self.offsets["self"] + SELF.assafed_odds] = True
         return out
 
     def view(self, name: str, obs: np.ndarray) -> np.ndarray:
@@ -320,77 +366,16 @@ class Observer:
         size = dict(self.layout)[name]
         return obs[self.offsets[name] : self.offsets[name] + size]
 
-    @staticmethod
-    def _settings_vector(rules: Rules, num_players: int) -> np.ndarray:
-        v = np.zeros(SETTINGS_FEATURES, dtype=np.float32)
-        v[:14] = [
-            min(rules.yaniv_threshold / 10, 1.0),
-            rules.assaf_on_equal,
-            min(rules.assaf_penalty_points / 50, 1.0),
-            rules.assaf_penalty == "per_assafer",
-            rules.assaf_penalty == "flat",
-            rules.score_reset == "halve",
-            rules.score_reset == "subtract",
-            min(rules.score_limit / 300, 1.0),
-            rules.game_end == "first_over",
-            rules.jokers / 2,
-            rules.jokers_in_sets,
-            rules.draw_from_run == "ends_and_jokers",
-            rules.draw_from_set == "ends",
-            rules.slamdown,
-        ]
-        v[14 + num_players - 2] = 1.0
-        return v
-
-    def discard_subsets(self, game: Game, player: int) -> list[tuple[int, int]]:
-        """(slot subset mask, points shed) of each legal discard of ``player``'s hand.
-
-        The mask and the observation both need it; it is computed once per turn and player.
-        """
-        hand = game.hands[player]
-        key = (game.round_number, game.turn, game.phase)
-        if hand is not self._subsets_hand or key != self._subsets_key:
+    def discard_subsets(self, view: PlayerView) -> list[tuple[int, int]]:
+        """(slot subset mask, points shed) of each legal discard of the view's hand."""
+        hand = view.hand
+        if hand != self._subsets_hand:
             slot = {c: 1 << i for i, c in enumerate(hand)}
-            on_turn = player == game.current and game.phase == PLAY
-            discards = game.legal_discards() if on_turn else legal_discards(hand, self.rules)
-            self._subsets = [(sum(map(slot.__getitem__, d)), sum(map(POINTS.__getitem__, d))) for d in discards]
+            self._subsets = [
+                (sum(map(slot.__getitem__, d)), sum(map(POINTS.__getitem__, d))) for d in legal_discards(hand, self.rules)
+            ]
             self._subsets_hand = hand
-            self._subsets_key = key
         return self._subsets
-
-    def _dead(self, pile: list) -> tuple[list[int], int]:
-        """The dead cards (every pile card under the top group) and their points, kept up to date."""
-        if pile is not self._dead_pile or len(pile) - 1 < self._dead_groups:
-            self._dead_pile = pile
-            self._dead_groups = 0
-            self._dead_cards = []
-            self._dead_points = 0
-            self._dead_hot = array("f", bytes(4 * NUM_CARDS))
-        end = len(pile) - 1
-        if self._dead_groups < end:
-            cards, hot = self._dead_cards, self._dead_hot
-            for group in pile[self._dead_groups : end]:
-                cards += group.cards
-                self._dead_points += sum(map(POINTS.__getitem__, group.cards))
-                for c in group.cards:
-                    hot[c] = 1.0
-            self._dead_groups = end
-        return self._dead_cards, self._dead_points
-
-    def _last_discards(self, game: Game) -> dict[int, tuple[int, int]]:
-        """Per seat that has discarded this round: (highest card value of its last discard, 1 if it
-        drew from the deck then, else 0). Read backwards off the round's events: every seat in the
-        game discards once per lap, so one lap of discards back is enough."""
-        out: dict[int, tuple[int, int]] = {}
-        laps = sum(game.alive)
-        for e in reversed(game.events):
-            if e.kind == DISCARD:
-                if e.player not in out:
-                    out[e.player] = (max(map(POINTS.__getitem__, e.cards)), 1 if e.drew == DECK else 0)
-                laps -= 1
-                if not laps:
-                    break
-        return out
 
     def _stakes(self, score: int) -> tuple[list[float], list[float]]:
         """Per hand total t: the points a reset takes off ``score + t`` (/100), and 1 if it is over the limit."""
@@ -402,35 +387,33 @@ class Observer:
             stakes = self._stakes_memo[score] = (reset, over)
         return stakes
 
-    def _score_stakes(
-        self, buf: array, game: Game, player: int, total: int, dead: list[int], top, elsewhere: list[int], unseen: int
-    ) -> None:
+    def _score_stakes(self, buf: array, view: PlayerView, total: int, unseen: list[int]) -> None:
         """The reset and over segments: what the hand each move leaves would do to the score (and
         reset_soon and over_soon, the same weighed by the chance that the round ends first)."""
-        reset, over = self._stakes(game.scores[player])
+        player = view.player
+        reset, over = self._stakes(view.scores[player])
         reach = total + 11  # the largest total a move can leave, plus one
         if not (any(reset[:reach]) or any(over[:reach])):
             return
         r_off, o_off = self.offsets["reset"], self.offsets["over"]
-        seats = range(self.num_players)
-        soon = round_end_chance(len(game.hands[q]) for q in seats if q != player and game.alive[q])
         rs_off, os_off = self.offsets["reset_soon"], self.offsets["over_soon"]
-        drawable = [POINTS[c] for c in top.drawable[:MAX_DRAWABLE]]
+        soon = round_end_chance(view.hand_sizes[q] for q in range(self.num_players) if q != player and view.alive[q])
+        drawable = [POINTS[c] for c in view.top.drawable[:MAX_DRAWABLE]]
         deck: dict[int, tuple[float, float]] = {}
         counts: list[int] | None = None
-        for subset, shed in self.discard_subsets(game, player):
+        for subset, shed in self.discard_subsets(view):
             left = total - shed
             at = (subset - 1) * DRAW_SOURCES
-            if game.deck and unseen > 0:
+            if view.deck_size and unseen:
                 mean = deck.get(left)
                 if mean is None:
                     if counts is None:
-                        counts = list(self._full_counts)
-                        for c in (*game.hands[player], *dead, *top.cards, *elsewhere):
-                            counts[POINTS[c]] -= 1
+                        counts = [0] * (max(POINTS) + 1)
+                        for c in unseen:
+                            counts[POINTS[c]] += 1
                     r = sum(n * reset[left + v] for v, n in enumerate(counts) if n)
                     o = sum(n * over[left + v] for v, n in enumerate(counts) if n)
-                    mean = deck[left] = (r / unseen, o / unseen)
+                    mean = deck[left] = (r / len(unseen), o / len(unseen))
                 r, o = buf[r_off + at], buf[o_off + at] = mean
                 buf[rs_off + at], buf[os_off + at] = soon * r, soon * o
             for i, v in enumerate(drawable, start=1):
@@ -438,35 +421,36 @@ class Observer:
                 buf[r_off + at + i], buf[o_off + at + i] = r, o
                 buf[rs_off + at + i], buf[os_off + at + i] = soon * r, soon * o
 
-    def action_mask(self, game: Game, player: int) -> np.ndarray:
+    def action_mask(self, view: PlayerView) -> np.ndarray:
+        """1 for each action id that is a legal move of the view's player now (all 0 when it is not to move)."""
         mask = bytearray(self._mask_zeros)
-        if game.phase == OVER or player != game.current:
+        if not view.legal_moves:
             pass
-        elif game.phase == SLAMDOWN_PHASE:
+        elif view.phase == SLAMDOWN_PHASE:
             mask[self.table.slamdown] = mask[self.table.keep] = 1
         else:
-            sources = range(0 if game.deck else 1, len(game.pile[-1].drawable) + 1)
-            for m, _ in self.discard_subsets(game, player):
+            sources = range(0 if view.deck_size else 1, len(view.top.drawable) + 1)
+            for m, _ in self.discard_subsets(view):
                 base = (m - 1) * DRAW_SOURCES
                 for s in sources:
                     mask[base + s] = 1
-            if game.can_call_yaniv():
+            if view.can_call_yaniv:
                 mask[self.table.yaniv] = 1
         return np.frombuffer(mask, dtype=np.int8)
 
-    def observe(self, game: Game, player: int) -> np.ndarray:
-        """The observation of ``player``: its hand and public information only.
+    def observe(self, view: PlayerView) -> np.ndarray:
+        """The observation of the view's player: its hand and public information only.
 
         Written element by element into a zeroed ``array('f')`` that numpy then wraps without a
         copy: at a hundred or so non-zero entries, that beats any numpy scatter on this hot path.
         """
         rules = self.rules
         off = self.offsets
-        hand = game.hands[player]
-        n_hand = len(hand)
-        total = game.totals[player]
-        phase = game.phase
-        to_move = player == game.current and phase != OVER
+        player = view.player
+        hand = view.hand
+        total = sum(map(POINTS.__getitem__, hand))
+        phase = view.phase
+        to_move = player == view.current and phase != OVER
         may_draw = 1.0 if to_move and phase != SLAMDOWN_PHASE else 0.0
         buf = array("f", self._zeros)
 
@@ -476,102 +460,107 @@ class Observer:
             buf[at : at + SLOT_FEATURES] = CARD_ROWS[c]
             at += SLOT_FEATURES
         if to_move and phase == SLAMDOWN_PHASE:
-            buf[off["slots"] + hand.index(game.pending) * SLOT_FEATURES + SLOT_FEATURES - 1] = 1.0
+            buf[off["slots"] + hand.index(view.pending) * SLOT_FEATURES + SLOT.pending] = 1.0
 
         # What each slot subset would do, if it is a legal discard.
         base = off["discards"]
-        for subset, shed in self.discard_subsets(game, player):
+        for subset, shed in self.discard_subsets(view):
             at = base + (subset - 1) * DISCARD_FEATURES
-            buf[at] = 1.0
-            buf[at + 1] = shed / POINT_SCALE
-            buf[at + 2] = (total - shed) / POINT_SCALE
+            buf[at + DISCARD_FIELDS.legal] = 1.0
+            buf[at + DISCARD_FIELDS.shed] = shed / POINT_SCALE
+            buf[at + DISCARD_FIELDS.left] = (total - shed) / POINT_SCALE
 
-        # Draw sources: the deck, then the top group's drawable cards.
-        top = game.pile[-1]
-        known = game.known
-        dead, pile_points = self._dead(game.pile)
-        pile_size = len(dead) + len(top.cards)
-        buf[off["dead"] : off["dead"] + NUM_CARDS] = self._dead_hot
-        top_off = off["top"]
+        # The pile: the top group and the dead cards under it; the cards nobody has seen.
+        top = view.top
+        dead_off, top_off = off["dead"], off["top"]
+        for c in view.dead:
+            buf[dead_off + c] = 1.0
         for c in top.cards:
             buf[top_off + c] = 1.0
-        pile_points += sum(map(POINTS.__getitem__, top.cards))
-        elsewhere = [c for q in range(len(known)) if q != player for c in known[q]]
-        unseen = self.full_deck_size - n_hand - pile_size - len(elsewhere)
-        unseen_points = self.full_deck_points - total - pile_points - sum(map(POINTS.__getitem__, elsewhere))
+        unseen = view.unseen_cards()
+
+        # Draw sources: the deck, then the top group's drawable cards.
         d = off["draws"]
-        buf[d] = may_draw if game.deck else 0.0
-        buf[d + 1] = unseen_points / unseen / 10 if unseen > 0 else 0.0
+        buf[d + DRAW.open] = may_draw if view.deck_size else 0.0
+        buf[d + DRAW.points] = sum(map(POINTS.__getitem__, unseen)) / len(unseen) / 10 if unseen else 0.0
         if top.drawable:
             hand_ranks = {RANK[c] for c in hand}
             for i, c in enumerate(top.drawable[:MAX_DRAWABLE], start=1):
                 at = d + i * DRAW_FEATURES
-                buf[at] = may_draw
+                buf[at + DRAW.open] = may_draw
                 if c >= NUM_STANDARD:
-                    buf[at + 4] = 1.0
+                    buf[at + DRAW.joker] = 1.0
                     continue
-                buf[at + 1] = POINTS[c] / 10
+                buf[at + DRAW.points] = POINTS[c] / 10
                 if RANK[c] in hand_ranks:
-                    buf[at + 2] = 1.0
+                    buf[at + DRAW.pairs] = 1.0
                 suit, rank = SUIT[c], RANK[c]
                 if any(SUIT[h] == suit and 0 < abs(RANK[h] - rank) <= 2 for h in hand):
-                    buf[at + 3] = 1.0
+                    buf[at + DRAW.run_material] = 1.0
 
         if to_move and phase == PLAY:
-            self._score_stakes(buf, game, player, total, dead, top, elsewhere, unseen)
+            self._score_stakes(buf, view, total, unseen)
 
         # Opponents in turn order after the observer; absent seats stay zero.
         n = self.num_players
         limit = rules.score_limit
-        current = game.current if phase != OVER else -1
-        last = self._last_discards(game)
+        current = view.current if phase != OVER else -1
+        last = last_discards(view.events, sum(view.alive))
         jokers = rules.jokers
         below = total - (0 if rules.assaf_on_equal else 1)  # an opponent at most this Assafs a call
         safe = 1.0
         for k in range(1, n):
             q = (player + k) % n
             at = off["opponents"] + (k - 1) * OPPONENT_FEATURES
-            buf[at] = 1.0
-            alive = game.alive[q]
+            buf[at + OPPONENT.present] = 1.0
+            alive = view.alive[q]
             if alive:
-                buf[at + 1] = 1.0
+                buf[at + OPPONENT.in_game] = 1.0
             if q == current:
-                buf[at + 2] = 1.0
-            size = len(game.hands[q])
-            buf[at + 3] = size / MAX_HAND
-            buf[at + 4] = min(game.scores[q] / limit, 1.0)
-            seen = known[q]
+                buf[at + OPPONENT.to_move] = 1.0
+            size = view.hand_sizes[q]
+            buf[at + OPPONENT.hand_size] = size / MAX_HAND
+            buf[at + OPPONENT.score] = min(view.scores[q] / limit, 1.0)
+            seen = view.known[q]
             room = below
             if seen:
                 points = sum(map(POINTS.__getitem__, seen))
                 room -= points
-                buf[at + 5] = points / POINT_SCALE
+                buf[at + OPPONENT.known_points] = points / POINT_SCALE
                 for c in seen:
                     buf[at + OPPONENT_SCALARS + c] = 1.0
-            cap, fresh = last.get(q, (-1, 0))
+            event = last.get(q)
+            cap, fresh = (-1, 0) if event is None else (max(map(POINTS.__getitem__, event.cards)), int(event.drew == DECK))
             if cap >= 0:
-                buf[at + 6] = 1.0
-                buf[at + 7] = cap / 10
-                buf[at + 8] = fresh
+                buf[at + OPPONENT.has_discarded] = 1.0
+                buf[at + OPPONENT.last_discard_high] = cap / 10
+                buf[at + OPPONENT.drew_from_deck] = fresh
             if alive and room >= 0:
                 hidden = size - len(seen)
                 plain = min(fresh, hidden)  # a slamdown may have thrown the card it drew
                 p = at_most(jokers, cap, plain, hidden - plain)[min(room, MAX_TOTAL)]
-                buf[at + 9] = p
+                buf[at + OPPONENT.assaf_odds] = p
                 safe *= 1.0 - p
 
         at = off["self"]
-        buf[at] = min(game.scores[player] / limit, 1.0)
-        buf[at + 1] = total / POINT_SCALE
-        buf[at + 2] = 1.0 if to_move and phase == PLAY and total <= rules.yaniv_threshold else 0.0
-        buf[at + 3] = 1.0 if to_move else 0.0
-        buf[at + 4] = n_hand / MAX_HAND
-        buf[at + 5] = len(game.deck) / NUM_CARDS
-        buf[at + 6] = 1.0 if to_move and phase == SLAMDOWN_PHASE else 0.0
-        buf[at + 7] = min(game.turn / 100, 1.0)
-        buf[at + 8] = 1.0 - safe
+        buf[at + SELF.score] = min(view.scores[player] / limit, 1.0)
+        buf[at + SELF.total] = total / POINT_SCALE
+        buf[at + SELF.may_call] = 1.0 if view.can_call_yaniv else 0.0
+        buf[at + SELF.to_move] = 1.0 if to_move else 0.0
+        buf[at + SELF.hand_size] = len(hand) / MAX_HAND
+        buf[at + SELF.deck_size] = view.deck_size / NUM_CARDS
+        buf[at + SELF.slamdown_pending] = 1.0 if to_move and phase == SLAMDOWN_PHASE else 0.0
+        buf[at + SELF.turn] = min(view.turn / 100, 1.0)
+        buf[at + SELF.assafed_odds] = 1.0 - safe
         for t in range(max(total, 0), TOTAL_STEPS):
-            buf[at + 9 + t] = 1.0
+            buf[at + SELF.total_le_0 + t] = 1.0
         buf[off["settings"] :] = self.settings_array
         return np.frombuffer(buf, dtype=np.float32)
 
+
+def settings_vector(rules: Rules, num_players: int) -> np.ndarray:
+    """The settings segment: each of ``SETTINGS`` in order, then the player count one-hot (2..8)."""
+    v = np.zeros(SETTINGS_FEATURES, dtype=np.float32)
+    v[: len(SETTINGS)] = [float(value(rules)) for _, _, value in SETTINGS]
+    v[len(SETTINGS) + num_players - 2] = 1.0
+    return v

@@ -1,6 +1,7 @@
 """Yaniv as a Gymnasium single-agent environment: the learner holds one seat, opponents the rest.
 
-``gymnasium.make("yaniv_env/Yaniv-v2", num_players=3, opponents=[...])`` after ``import yaniv_env``.
+``gymnasium.make(yaniv_env.GYM_ID, num_players=3, opponents=[...])`` after ``import yaniv_env``
+(the id's version is the observation layout version, ``yaniv_env.encoding.LAYOUT_VERSION``).
 
 * Observation: the learner's observation vector (``Box(0, 1, (N,), float32)``, the layout of
   ``yaniv_env.encoding``); its action mask is ``env.action_masks()`` (sb3-contrib's protocol, so
@@ -9,7 +10,7 @@
 * Opponents: one per other seat, or one for all; each is an agent (an object with
   ``act(view) -> move`` on its seat's ``yaniv.PlayerView``, the protocol of ``agents``) or a
   callable ``(observation, action_mask) -> action``. The default plays uniformly at random among
-  the legal moves (seeded by ``reset``).
+  the legal actions, from the env's own generator (seeded by ``reset``).
 * Seat: random each episode (from the reset seed) unless ``seat`` fixes it.
 * ``reset()`` deals until the learner gets a turn: a deal that an opponent ends with a Yaniv
   before the learner's first move is dropped (it would be an episode without an action).
@@ -31,26 +32,10 @@ from typing import Any, Callable, Sequence, Union
 import gymnasium as gym
 import numpy as np
 
-from yaniv.game import Move, PlayerView
 from yaniv.rules import Rules
 from yaniv_env.aec import raw_env
 
 Policy = Union[Callable[[np.ndarray, np.ndarray], int], Any]
-
-
-class RandomPolicy:
-    """Uniform over the legal moves, from its own seeded generator (an agent of the ``agents`` protocol)."""
-
-    name = "random"
-
-    def __init__(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, view: PlayerView) -> Move:
-        return view.legal_moves[int(self.rng.integers(len(view.legal_moves)))]
 
 
 def _check_policy(policy: Policy) -> Policy:
@@ -87,7 +72,6 @@ class YanivGymEnv(gym.Env):
         if seat is not None and (type(seat) is not int or not 0 <= seat < num_players):
             raise ValueError(f"seat must be None or a seat from 0 to {num_players - 1}, got {seat!r}")
         self.fixed_seat = seat
-        self._default_opponent = RandomPolicy()
         self.set_opponents(opponents)
         agent = self.aec.possible_agents[0]
         self.observation_space = self.aec.observation_space(agent)["observation"]
@@ -98,7 +82,7 @@ class YanivGymEnv(gym.Env):
     def set_opponents(self, opponents: Policy | Sequence[Policy] | None) -> None:
         """One opponent for every other seat, or a sequence with one per seat (the learner's ignored)."""
         if opponents is None:
-            self._opponents = [self._default_opponent] * self.num_players
+            self._opponents = [self._uniform_opponent] * self.num_players
         elif isinstance(opponents, Sequence):
             if len(opponents) not in (self.num_players - 1, self.num_players):
                 raise ValueError(
@@ -109,6 +93,10 @@ class YanivGymEnv(gym.Env):
             self._others = acts
         else:
             self._opponents = [_check_policy(opponents)] * self.num_players
+
+    def _uniform_opponent(self, observation: np.ndarray, mask: np.ndarray) -> int:
+        """The default opponent: uniform among the legal actions, from the env's own seeded generator."""
+        return int(self.np_random.choice(np.flatnonzero(mask)))
 
     def _opponent_for(self, seat: int) -> Policy:
         if self._opponents is not None:
@@ -144,7 +132,7 @@ class YanivGymEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise ValueError(reason)
             self._ended = True
-            obs = self.aec.observer.observe(self.aec.game, self.seat)
+            obs = self.aec.observer.observe(self.aec.game.view(self.seat))
             self._mask = np.zeros_like(self._mask)
             return obs, -1.0, True, False, {"action_mask": self._mask, "seat": self.seat, "illegal_action": reason}
         self.aec.step(action)
@@ -170,7 +158,8 @@ class YanivGymEnv(gym.Env):
     def _illegal_reason(self, action: int) -> str:
         table = self.aec.table
         try:
-            self.aec.game.copy().apply(table.to_move(action, self.aec.game))
+            game = self.aec.game
+            game.copy().apply(table.to_move(action, game.view(game.current)))
         except ValueError as error:
             return f"illegal action {action} ({table.describe(action)}): {error}"
         return f"illegal action {action} ({table.describe(action)})"
@@ -184,8 +173,8 @@ class YanivGymEnv(gym.Env):
             seat = aec.agent_name_mapping[agent]
             policy = self._opponent_for(seat)
             if hasattr(policy, "act"):
-                move = policy.act(aec.game.view(seat))
-                action = aec.table.to_action(move, aec.game)
+                view = aec.game.view(seat)
+                action = aec.table.to_action(policy.act(view), view)
             else:
                 obs = aec.observe(agent)
                 action = policy(obs["observation"], obs["action_mask"])
@@ -195,6 +184,7 @@ class YanivGymEnv(gym.Env):
 
     def _observe(self, done: bool) -> tuple[np.ndarray, dict]:
         seat = self.seat
-        obs = self.aec.observer.observe(self.aec.game, seat)
-        self._mask = self.aec.observer.action_mask(self.aec.game, seat)
+        view = self.aec.game.view(seat)
+        obs = self.aec.observer.observe(view)
+        self._mask = self.aec.observer.action_mask(view)
         return obs, {"action_mask": self._mask, "seat": seat}

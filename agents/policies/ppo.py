@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import SeededAgent
-from yaniv import Game, Move, PlayerView
+from yaniv import Move, PlayerView
 from yaniv.rules import Rules
 
 ACTIVATIONS = {
@@ -173,8 +173,7 @@ def _observer(rules: Rules, num_players: int):
 class PPOAgent(SeededAgent):
     """Plays a trained policy from its seat's view.
 
-    The observation is built exactly as in the environment: from a state sampled consistently
-    with the view (``Game.from_view``), whose hidden cards the observation never reads. The
+    The observation and mask are built from the view exactly as the environment builds them; the
     policy's best legal action is played (``sample=True`` samples the masked softmax instead).
     """
 
@@ -191,9 +190,5 @@ class PPOAgent(SeededAgent):
                 f"policy {self.name!r} takes {self.policy.observation_size} observations and "
                 f"{self.policy.num_actions} actions, but these rules need {observer.size} and {observer.table.size}"
             )
-        game = Game.from_view(view, self.rng)
-        observation = observer.observe(game, view.player)
-        mask = observer.action_mask(game, view.player)
-        action = self.policy.act(observation, mask, self.rng if self.sample else None)
-        return observer.table.to_move(action, game)
-
+        action = self.policy.act(observer.observe(view), observer.action_mask(view), self.rng if self.sample else None)
+        return observer.table.to_move(action, view)

@@ -1,0 +1,70 @@
+"""Golden records: behaviour that a refactor must not change.
+
+The records in ``tests/data`` were taken from the code before the restructure of the packages
+(commit b216b83's behaviour): the moves of the shipped bot on positions of seeded random games,
+and the results of two seeded tournaments. A change that alters them changes behaviour; if it
+means to, record them again and say why in the commit.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from yaniv import Game
+
+DATA = Path(__file__).parent / "data"
+POSITIONS_PER_GAME = 400
+
+
+def random_game_positions(num_players: int, count: int):
+    """Yield the positions of seeded random games, ``count`` of them, at most 400 per game."""
+    rng = np.random.default_rng(1000 + num_players)
+    seen, game_seed = 0, 0
+    while seen < count:
+        game = Game(num_players, "default", seed=10_000 * num_players + game_seed)
+        game_seed += 1
+        start = seen
+        while not game.is_over and seen < min(count, start + POSITIONS_PER_GAME):
+            yield seen, game
+            seen += 1
+            moves = game.legal_moves()
+            game.apply(moves[int(rng.integers(len(moves)))])
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4, 6])
+def test_the_shipped_bot_picks_the_recorded_moves(num_players):
+    from agents.registry import make_agent
+    from yaniv_env.encoding import action_table
+
+    expected = np.load(DATA / "default_bot_moves.npz")[f"players_{num_players}"]
+    agent = make_agent("default")
+    table = action_table(5)
+    got = np.empty_like(expected)
+    for i, game in random_game_positions(num_players, len(expected)):
+        agent.reset([num_players, i])
+        move = agent.act(game.view(game.current))
+        got[i] = table.to_action(move, game.view(game.current))
+    differ = np.flatnonzero(got != expected)
+    assert differ.size == 0, f"{differ.size} of {len(expected)} moves differ, first at position {differ[:5]}"
+
+
+@pytest.mark.parametrize(
+    "record, agents, players, games, seed, rules, rounds",
+    [
+        ("tournament_4p_seed0.json", ["default", "heuristic", "greedy", "random"], 4, 16, 0, "default", False),
+        ("tournament_2p_rounds_german_seed3.json",
+         ["search:16", "heuristic:call_risk=0.1,score_weight=2", "default"], 2, 36, 3, "german", True),
+    ],
+)
+def test_the_same_tournament_gives_the_recorded_results(record, agents, players, games, seed, rules, rounds):
+    from agents.tournament import plan_tournament
+
+    plan = plan_tournament(agents, num_players=players, games=games, seed=seed, rules=rules, rounds=rounds,
+                           max_turns=500)
+    result = plan.run(workers=1, progress=False).to_dict(include_timing=False)
+    expected = json.loads((DATA / record).read_text())
+    assert json.loads(json.dumps(result)) == expected
