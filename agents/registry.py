@@ -1,70 +1,180 @@
-"""Agents by name: the specs that evaluate.py, training configs and load_bot-style callers use.
+"""Agents by name: the one place that turns a spec such as ``"search:64"`` into an agent.
 
-=====================  ============================================================
-spec                   agent
-=====================  ============================================================
-``random``             ``RandomAgent``: uniform over the legal moves
-``greedy``             ``GreedyAgent``
-``heuristic``          ``HeuristicAgent``
-``heuristic:K=V,...``  ``HeuristicAgent`` with some of its number parameters set, e.g.
-                       ``heuristic:call_risk=0.1`` (a more cautious caller)
-``search``             ``SearchAgent`` with its default budget
-``search:N``           ``SearchAgent`` with N rollouts per decision
-``ppo:PATH``           ``PPOAgent`` playing the policy in PATH: weights (``.npz``, safe to load)
-                       or an SB3 checkpoint (``.zip``, a pickle: trusted files only)
-``onnx:DIR``           ``PPOAgent`` playing an exported bot (``python -m agents.policies.export``)
-                       with onnxruntime
-``default``            the exported bot shipped with the package
-=====================  ============================================================
+>>> from agents.registry import make_agent, check_spec, specs_help
+>>> agent = make_agent("heuristic:call_risk=0.1", seed=0)
+>>> check_spec("search:many")                           # doctest: +SKIP
+ValueError: agent 'search:many': the search budget must be a whole number >= 1
+>>> print(specs_help())                                 # doctest: +SKIP
+
+A spec is ``NAME`` or ``NAME:ARGUMENT``, NAME one of the registered names (``agent_names()``;
+``specs_help()`` lists them with their arguments, and every command line's ``--help`` prints it),
+or a bare path, which ``path_spec`` reads as:
+
+* an exported bot (a folder with ``bot.json`` and ``model.onnx``, or one of those two files):
+  ``onnx:DIR``;
+* a run folder holding ``policy.npz`` (train.py's best policy): ``ppo:DIR/policy.npz``;
+* anything else that exists, has a ``.npz``/``.zip`` suffix or a folder separator: ``ppo:PATH``
+  (so a missing file is reported as a missing policy file).
+
+``evaluate.py`` and the tournament, training's baselines and imitation bots, the terminal game
+(``agents.play``), ``load_bot`` and the stdio server (``agents.serving``) all resolve specs here,
+so a bot registered once is known to all of them::
+
+    register("first", lambda spec, seed: FirstMoveAgent(seed), help="always the first legal move")
+
+Contract: ``check_spec`` (``parse_spec``) checks a spec without loading anything heavy (no policy
+is read, no onnxruntime or torch imported), and raises ValueError naming the spec and the problem;
+``make_agent`` builds the agent, seeded with ``seed``. Registered names come before paths: a
+folder named ``random`` is still the random bot; write ``./random`` for the folder.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, NamedTuple
 
 from agents.base import Agent
 
-AGENT_NAMES = ("random", "greedy", "heuristic", "search", "ppo", "onnx", "default")
+RUN_POLICY_FILE = "policy.npz"  # the best policy in a run folder (train.py)
+POLICY_SUFFIXES = (".npz", ".zip")
+
+
+class Spec(NamedTuple):
+    """A checked spec: the text as written, the registered name, and its argument (text and parsed)."""
+
+    text: str
+    name: str
+    argument: str | None  # the text after ``NAME:`` (a bare path's path); None without one
+    value: Any  # the argument as the entry's parser read it
+
+    @property
+    def canonical(self) -> str:
+        """The spec as ``NAME[:ARGUMENT]``: a bare path written as the spec it stands for."""
+        return self.name if self.argument is None else f"{self.name}:{self.argument}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered kind of agent."""
+
+    build: Callable[[Spec, int | None], Agent]  # (the checked spec, seed) -> the agent
+    parse: Callable[[str | None], Any]  # the argument (None without one) -> ``Spec.value``; ValueError(reason)
+    usage: str  # how the spec is written: "search[:N]"
+    help: str  # one line
+
+
+REGISTRY: dict[str, Entry] = {}
+
+
+def no_argument(argument: str | None) -> None:
+    """The parser of a name that takes no argument."""
+    if argument is not None:
+        raise ValueError("it takes no argument")
+
+
+def register(
+    name: str,
+    build: Callable[[Spec, int | None], Agent],
+    *,
+    help: str,
+    parse: Callable[[str | None], Any] = no_argument,
+    usage: str | None = None,
+) -> None:
+    """Make ``name`` a spec: ``build(spec, seed)`` gives the agent, ``parse(argument)`` checks and
+    reads the text after ``name:`` (None when there is none; ValueError with the reason otherwise).
+    ``usage`` (default: the name) and ``help`` are the line of ``specs_help``."""
+    if not name.isidentifier() or name in REGISTRY:
+        raise ValueError(f"cannot register {name!r}: " + ("taken" if name in REGISTRY else "not a plain name"))
+    REGISTRY[name] = Entry(build, parse, usage or name, help)
+
+
+def unregister(name: str) -> None:
+    """Forget ``name`` (KeyError if it is not registered)."""
+    del REGISTRY[name]
+
+
+def agent_names() -> tuple[str, ...]:
+    """The registered names, in registration order."""
+    return tuple(REGISTRY)
+
+
+def specs_help() -> str:
+    """The registered specs, one a line with its help, then what a bare path means: for --help texts."""
+    width = max(len(entry.usage) for entry in REGISTRY.values())
+    lines = [f"  {entry.usage:<{width}}  {entry.help}" for entry in REGISTRY.values()]
+    lines.append(f"  {'PATH':<{width}}  an exported bot's folder (onnx:DIR), a run folder with {RUN_POLICY_FILE} or "
+                 "a policy file (ppo:PATH)")
+    return "agent specs:\n" + "\n".join(lines)
+
+
+def specs_usage() -> str:
+    """The registered specs on one line: "random, greedy, ..., search[:N], ppo:PATH, ... or a path"."""
+    return ", ".join(entry.usage for entry in REGISTRY.values()) + " or a path"
+
+
+def path_spec(text: str) -> str | None:
+    """The spec that a bare path stands for (see the module docstring), or None if ``text`` is not a path."""
+    from agents.policies.onnx import exported_bot_folder
+
+    path = Path(text)
+    folder = exported_bot_folder(path)
+    if folder is not None:
+        return f"onnx:{folder}"
+    if path.is_dir() and (path / RUN_POLICY_FILE).is_file():
+        return f"ppo:{path / RUN_POLICY_FILE}"
+    if path.exists() or path.suffix in POLICY_SUFFIXES or "/" in text or os.sep in text:
+        return f"ppo:{path}"
+    return None
+
+
+def parse_spec(spec: str) -> Spec:
+    """The checked spec (registered names first, then paths); ValueError naming the spec and the problem."""
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:PATH', got {spec!r}")
+    name, sep, argument = spec.partition(":")
+    if name not in REGISTRY:
+        resolved = path_spec(spec)
+        if resolved is None:
+            raise ValueError(f"unknown agent {spec!r}; known: {specs_usage()}")
+        name, sep, argument = resolved.partition(":")
+    try:
+        value = REGISTRY[name].parse(argument if sep else None)
+    except ValueError as error:
+        raise ValueError(f"agent {spec!r}: {error}") from None
+    return Spec(spec, name, argument if sep else None, value)
 
 
 def check_spec(spec: str) -> None:
     """Raise ValueError naming the problem if ``spec`` cannot make an agent (loads nothing heavy)."""
-    if not isinstance(spec, str):
-        raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:PATH', got {spec!r}")
-    name, sep, arg = spec.partition(":")
-    if name not in AGENT_NAMES:
-        raise ValueError(f"unknown agent {spec!r}; known: {', '.join(AGENT_NAMES)} (ppo:PATH, onnx:DIR, search:BUDGET, "
-                         "heuristic:K=V)")
-    if name == "search" and sep:
-        if not arg.isdigit() or int(arg) < 1:
-            raise ValueError(f"agent {spec!r}: the search budget must be a whole number >= 1")
-    elif name == "heuristic" and sep:
-        heuristic_parameters(spec)
-    elif name == "ppo":
-        if not arg:
-            raise ValueError("agent 'ppo' needs a policy file: ppo:PATH")
-        if not Path(arg).is_file():
-            raise ValueError(f"agent {spec!r}: no policy file at {arg}")
-    elif name == "onnx":
-        from agents.serving.bots import is_exported_bot
-
-        if not is_exported_bot(arg):
-            raise ValueError(f"agent {spec!r}: no exported bot (bot.json + model.onnx) in {arg or 'the folder'!r}")
-    elif sep:
-        raise ValueError(f"agent {spec!r}: {name} takes no argument")
-    elif name == "default":
-        from agents.serving.bots import default_bot_dir, is_exported_bot
-
-        if not is_exported_bot(default_bot_dir()):
-            raise ValueError(f"the default bot is missing from this installation (expected in {default_bot_dir()})")
+    parse_spec(spec)
 
 
-def heuristic_parameters(spec: str) -> dict[str, float | int]:
-    """The keyword arguments of a ``heuristic:K=V,...`` spec, checked against ``HeuristicAgent``'s
-    number parameters (ValueError naming the key or value otherwise)."""
-    import inspect
+def make_agent(spec: str, seed: int | None = None) -> Agent:
+    """The agent a spec names (see the module docstring); ValueError naming the problem otherwise."""
+    checked = parse_spec(spec)
+    return REGISTRY[checked.name].build(checked, seed)
 
+
+# ----------------------------------------------------------------------------------------------
+# The argument parsers of the built-in names (imports on use: see below)
+# ----------------------------------------------------------------------------------------------
+
+
+def search_budget(argument: str | None) -> int | None:
+    """``search:N``: N rollouts per decision (None: the search's default)."""
+    if argument is None:
+        return None
+    if not argument.isdigit() or int(argument) < 1:
+        raise ValueError("the search budget must be a whole number >= 1")
+    return int(argument)
+
+
+def heuristic_parameters(argument: str | None) -> dict[str, float | int]:
+    """``heuristic:K=V,...``: keyword arguments checked against ``HeuristicAgent``'s number parameters."""
     from agents.baselines.heuristic import HeuristicAgent
 
     numbers = {
@@ -72,51 +182,104 @@ def heuristic_parameters(spec: str) -> dict[str, float | int]:
         for p in inspect.signature(HeuristicAgent.__init__).parameters.values()
         if p.kind is p.KEYWORD_ONLY and type(p.default) in (int, float)
     }
-    _, sep, arg = spec.partition(":")
     out: dict[str, float | int] = {}
-    for item in arg.split(",") if sep else ():
+    for item in argument.split(",") if argument is not None else ():
         key, eq, text = (part.strip() for part in item.partition("="))
         if not eq or key not in numbers:
-            raise ValueError(f"agent {spec!r}: {item!r} is not K=V with K one of {', '.join(numbers)}")
+            raise ValueError(f"{item!r} is not K=V with K one of {', '.join(numbers)}")
         try:
             value = numbers[key](text)
         except ValueError:
-            raise ValueError(f"agent {spec!r}: {key} must be {'a whole number' if numbers[key] is int else 'a number'}"
-                             f", got {text!r}") from None
+            raise ValueError(f"{key} must be {'a whole number' if numbers[key] is int else 'a number'}, "
+                             f"got {text!r}") from None
         if not math.isfinite(value) or value < 0:
-            raise ValueError(f"agent {spec!r}: {key} must be a finite number >= 0, got {text!r}")
+            raise ValueError(f"{key} must be a finite number >= 0, got {text!r}")
         out[key] = value
     return out
 
 
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """The agent a spec names (see the module docstring); ValueError naming the problem otherwise."""
-    check_spec(spec)
-    name, _, arg = spec.partition(":")
-    if name == "random":
-        from agents.baselines.random_agent import RandomAgent
+def policy_file(argument: str | None) -> Path:
+    """``ppo:PATH``: an existing policy file (read only when the agent is built)."""
+    if not argument:
+        raise ValueError("needs a policy file: ppo:PATH")
+    if not Path(argument).is_file():
+        raise ValueError(f"no policy file at {argument}")
+    return Path(argument)
 
-        return RandomAgent(seed)
-    if name == "greedy":
-        from agents.baselines.greedy import GreedyAgent
 
-        return GreedyAgent(seed)
-    if name == "heuristic":
-        from agents.baselines.heuristic import HeuristicAgent
+def bot_folder(argument: str | None) -> Path:
+    """``onnx:DIR``: an exported bot's folder (or one of its two files)."""
+    from agents.policies.onnx import exported_bot_folder
 
-        agent = HeuristicAgent(seed, **heuristic_parameters(spec))
-        agent.name = spec
-        return agent
-    if name == "search":
-        from agents.baselines.search import SearchAgent
+    folder = exported_bot_folder(argument or "")
+    if folder is None:
+        raise ValueError(f"no exported bot (bot.json + model.onnx) in {argument or 'the folder'!r}")
+    return folder
 
-        return SearchAgent(seed, budget=int(arg)) if arg else SearchAgent(seed)
+
+def shipped_bot(argument: str | None) -> Path:
+    """``default``: the bot shipped with the package."""
+    from agents.policies.onnx import default_bot_dir, is_exported_bot
+
+    no_argument(argument)
+    if not is_exported_bot(default_bot_dir()):
+        raise ValueError(f"the default bot is missing from this installation (expected in {default_bot_dir()})")
+    return default_bot_dir()
+
+
+# ----------------------------------------------------------------------------------------------
+# The built-in names. Each parser and factory imports what it needs on use, so that ``import
+# agents`` and ``check_spec`` stay light (the ONNX helpers import yaniv_env, and with it gymnasium).
+# ----------------------------------------------------------------------------------------------
+
+
+def _random(spec: Spec, seed: int | None) -> Agent:
+    from agents.baselines.random_agent import RandomAgent
+
+    return RandomAgent(seed)
+
+
+def _greedy(spec: Spec, seed: int | None) -> Agent:
+    from agents.baselines.greedy import GreedyAgent
+
+    return GreedyAgent(seed)
+
+
+def _heuristic(spec: Spec, seed: int | None) -> Agent:
+    from agents.baselines.heuristic import HeuristicAgent
+
+    agent = HeuristicAgent(seed, **spec.value)
+    agent.name = spec.text
+    return agent
+
+
+def _search(spec: Spec, seed: int | None) -> Agent:
+    from agents.baselines.search import SearchAgent
+
+    return SearchAgent(seed) if spec.value is None else SearchAgent(seed, budget=spec.value)
+
+
+def _ppo(spec: Spec, seed: int | None) -> Agent:
+    from agents.policies.ppo import PPOAgent, load_policy
+
+    return PPOAgent(load_policy(spec.value), seed, name=spec.text)
+
+
+def _exported(spec: Spec, seed: int | None) -> Agent:
+    from agents.policies.onnx import ExportedPolicy
     from agents.policies.ppo import PPOAgent
 
-    if name in ("onnx", "default"):
-        from agents.serving.bots import ExportedPolicy, default_bot_dir
+    return PPOAgent(ExportedPolicy(spec.value), seed, name=spec.text)
 
-        return PPOAgent(ExportedPolicy(arg or default_bot_dir()), seed, name=spec)
-    from agents.policies.ppo import load_policy
 
-    return PPOAgent(load_policy(arg), seed, name=spec)
+register("random", _random, help="uniform over the legal moves")
+register("greedy", _greedy, help="sheds the most points now, calls Yaniv at the first chance")
+register("heuristic", _heuristic, parse=heuristic_parameters, usage="heuristic[:K=V,...]",
+         help="a careful player's rules of thumb; K=V sets its number parameters, e.g. heuristic:call_risk=0.1")
+register("search", _search, parse=search_budget, usage="search[:N]",
+         help="rollouts that check the heuristic's best moves on sampled hidden cards, N per decision")
+register("ppo", _ppo, parse=policy_file, usage="ppo:PATH",
+         help="a trained policy: weights (.npz, safe to load) or an SB3 checkpoint (.zip: trusted files only)")
+register("onnx", _exported, parse=bot_folder, usage="onnx:DIR",
+         help="an exported bot (python -m agents.policies.export), played with onnxruntime")
+register("default", _exported, parse=shipped_bot, help="the exported bot shipped with the package")

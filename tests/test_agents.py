@@ -30,11 +30,11 @@ from yaniv.cards import deck_cards, hand_points
 from yaniv.game import SLAMDOWN_PHASE
 
 from agents import (
-    AGENT_NAMES,
     GreedyAgent,
     HeuristicAgent,
     RandomAgent,
     SearchAgent,
+    agent_names,
     make_agent,
     play_game,
 )
@@ -297,7 +297,7 @@ def test_reset_restarts_the_generator():
 
 
 def test_registry_specs():
-    assert AGENT_NAMES[:4] == ("random", "greedy", "heuristic", "search")
+    assert agent_names()[:4] == ("random", "greedy", "heuristic", "search")
     assert isinstance(make_agent("random", 1), RandomAgent)
     assert isinstance(make_agent("greedy"), GreedyAgent)
     assert isinstance(make_agent("heuristic"), HeuristicAgent)
@@ -306,7 +306,7 @@ def test_registry_specs():
     cautious = make_agent("heuristic:call_risk=0.1, patience=10")
     assert (cautious.call_risk, cautious.patience, cautious.gamma) == (0.1, 10, HeuristicAgent().gamma)
     assert cautious.name == "heuristic:call_risk=0.1, patience=10"
-    for agent in (make_agent(name, 0) for name in AGENT_NAMES[:4]):
+    for agent in (make_agent(name, 0) for name in agent_names()[:4]):
         assert callable(agent.act) and callable(agent.reset) and agent.name
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agents import load_bot, make_agent
-from agents.serving.bots import ExportedPolicy
+from agents.policies.onnx import ExportedPolicy
 from agents.policies.export import export_policy, main as export_main
 from agents.policies.ppo import NumpyPolicy
 from yaniv import Game
@@ -103,14 +103,16 @@ def test_an_exported_bot_picks_the_checkpoints_moves(checkpoint, tmp_path):
         while compared < 200 * (num_players - 1):
             if game.is_over:
                 game = Game(num_players, seed=compared)
-            obs, mask = observer.observe(game, game.current), observer.action_mask(game, game.current)
+            view = game.view(game.current)
+            obs, mask = observer.observe(view), observer.action_mask(view)
             theirs, _ = model.predict(obs, action_masks=mask.astype(bool), deterministic=True)
             assert exported.act(obs, mask) == int(theirs)
             compared += 1
             game.apply(agent.act(game.view(game.current)))
     # Batches give the same answers as single observations.
-    obs = np.stack([observer.observe(game, game.current)] * 3)
-    masks = np.stack([observer.action_mask(game, game.current)] * 3)
+    view = game.view(game.current)
+    obs = np.stack([observer.observe(view)] * 3)
+    masks = np.stack([observer.action_mask(view)] * 3)
     assert np.array_equal(exported.masked_logits(obs, masks)[1], exported.masked_logits(obs[0], masks[0]))
 
 
@@ -143,12 +145,12 @@ def test_export_writes_the_metadata_a_loader_needs(tmp_path):
     export_policy(policy, tmp_path)
     meta = json.loads((tmp_path / "bot.json").read_text())
     assert meta["format"] == "yaniv-bot/1" and meta["rules"] == "german"
-    assert meta["actions"]["size"] == 189 and meta["actions"]["yaniv"] == 186
-    assert sum(size for _, size in meta["observation"]["segments"]) == meta["observation"]["size"] == 1628
-    assert meta["network"] == {"hidden": [16, 16], "activation": "relu"}
     observer = Observer(Game(2).rules, 2)
+    assert meta["actions"]["size"] == observer.table.size and meta["actions"]["yaniv"] == observer.table.yaniv
+    assert sum(size for _, size in meta["observation"]["segments"]) == meta["observation"]["size"] == observer.size
+    assert meta["network"] == {"hidden": [16, 16], "activation": "relu"}
     game = Game(2, seed=1)
-    obs, mask = observer.observe(game, 0), observer.action_mask(game, 0)
+    obs, mask = observer.observe(game.view(0)), observer.action_mask(game.view(0))
     exported = ExportedPolicy(tmp_path).masked_logits(obs, mask)
     np.testing.assert_allclose(exported, policy.masked_logits(obs, mask), rtol=1e-5, atol=1e-5)
 

@@ -1,6 +1,6 @@
 """Serve a bot over stdin/stdout, one JSON state per line in, one JSON move per line out.
 
-    python -m agents.serving --bot default          # or heuristic, search:64, an exported folder, ...
+    python -m agents.serving --bot default          # any agent spec: heuristic, search:64, a folder, ...
 
 A frontend in any language spawns this process and writes one protocol state (``yaniv.protocol``,
 ``docs/protocol.md``) per line; for each line it reads back one line: the move, e.g.
@@ -22,6 +22,7 @@ import sys
 import traceback
 from typing import IO, Any
 
+from agents.registry import specs_help
 from agents.serving.bots import Bot, load_bot
 from yaniv.protocol import ProtocolError
 
@@ -61,8 +62,9 @@ def serve(bot: Bot, stdin: IO[str], stdout: IO[str], with_id: bool = False) -> i
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agents.serving", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bot", default="default", help="bot spec (agents.serving.bots): default, heuristic, search:N, ...")
+    parser = argparse.ArgumentParser(prog="python -m agents.serving", description=__doc__.split("\n\n")[0],
+                                     epilog=specs_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bot", default="default", help="the bot's agent spec (listed below; default: default)")
     parser.add_argument("--seed", type=int, default=0, help="the bot's seed (the same state and seed, the same move)")
     parser.add_argument("--id", action="store_true", help='accept {"id": ..., "state": ...} and echo the id')
     args = parser.parse_args(argv)

@@ -1,0 +1,118 @@
+"""Exported bots: a policy saved as ``model.onnx`` + ``bot.json`` (``agents.policies.export``), played
+with onnxruntime alone.
+
+>>> from agents.policies.onnx import ExportedPolicy, default_bot_dir
+>>> policy = ExportedPolicy(default_bot_dir())          # the bot shipped with the package
+>>> policy.observation_size == policy.meta["observation"]["size"]
+True
+
+``ExportedPolicy`` has the interface of ``agents.policies.ppo.NumpyPolicy`` (``masked_logits``,
+``act``), so ``PPOAgent`` plays either. Loading checks everything before the first move: the
+format, the observation layout version (a bot trained on another layout is refused, not misread),
+the sizes against the hand size, and the model's SHA-256 against the one in ``bot.json``. It runs
+no code from the files (ONNX is a protobuf of tensors and operators, ``bot.json`` is data), and it
+runs on one thread: a bot answers one state at a time, and its host often runs several.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from agents.policies.export import BOT_FORMAT, META_FILE, MODEL_FILE
+from agents.policies.ppo import pick_action
+from yaniv.protocol import ProtocolError, rules_from_json
+from yaniv_env.encoding import LAYOUT_VERSION, action_table, observation_layout
+
+DEFAULT_BOT = "default"
+
+
+def default_bot_dir() -> Path:
+    """The folder of the bot shipped with the package (``agents/models/default``)."""
+    return Path(str(resources.files("agents").joinpath("models", DEFAULT_BOT)))
+
+
+def is_exported_bot(folder: str | Path) -> bool:
+    """Whether ``folder`` holds an exported bot's two files."""
+    return (Path(folder) / META_FILE).is_file() and (Path(folder) / MODEL_FILE).is_file()
+
+
+def exported_bot_folder(path: str | Path) -> Path | None:
+    """The exported bot that ``path`` names: its folder, or one of its two files; None otherwise."""
+    path = Path(path)
+    if is_exported_bot(path):
+        return path
+    if path.name in (META_FILE, MODEL_FILE) and is_exported_bot(path.parent):
+        return path.parent
+    return None
+
+
+class ExportedPolicy:
+    """An exported policy (``model.onnx`` + ``bot.json``) run by onnxruntime on one thread.
+
+    ValueError naming the file and the problem if the folder is not a loadable bot (see the module
+    docstring).
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        meta_path, model_path = folder / META_FILE, folder / MODEL_FILE
+        if not meta_path.is_file() or not model_path.is_file():
+            raise ValueError(f"{folder} is not an exported bot: it needs {META_FILE} and {MODEL_FILE}")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"{meta_path} is not valid JSON: {error}") from None
+        if not isinstance(meta, dict) or meta.get("format") != BOT_FORMAT:
+            found = meta.get("format") if isinstance(meta, dict) else meta
+            raise ValueError(f"{meta_path}: expected format {BOT_FORMAT!r}, got {found!r}")
+        try:
+            version = meta["observation"]["layout_version"]
+            hand_size = meta["actions"]["hand_size"]
+            size, actions = meta["observation"]["size"], meta["actions"]["size"]
+            self.rules = rules_from_json(meta["rules"])
+        except (KeyError, TypeError, ProtocolError) as error:
+            raise ValueError(f"{meta_path}: missing or bad field ({error})") from None
+        if version != LAYOUT_VERSION:
+            raise ValueError(
+                f"{meta_path}: the bot reads observation layout version {version}, this yaniv-rl writes "
+                f"version {LAYOUT_VERSION}: export it again from its checkpoint"
+            )
+        expected = sum(s for _, s in observation_layout(hand_size)), action_table(hand_size).size
+        if (size, actions) != expected:
+            raise ValueError(f"{meta_path}: {size} observations and {actions} actions do not fit hand size {hand_size}")
+        model = model_path.read_bytes()
+        if meta.get("model_sha256") not in (None, hashlib.sha256(model).hexdigest()):
+            raise ValueError(
+                f"{model_path} does not match the checksum in {META_FILE}: the files are damaged or mismatched"
+            )
+
+        import onnxruntime as ort  # here, not at the top: importing this module must stay cheap
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime raises its own exception types on a bad model
+            raise ValueError(f"cannot load {model_path}: {error}") from None
+        self.meta = meta
+        self.observation_size = size
+        self.num_actions = actions
+        self.name = str(folder)
+
+    def masked_logits(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The logits, -inf where ``mask`` is false; a batch for a batch ([n, size]) of observations."""
+        batch = observation.ndim == 2
+        obs = np.asarray(observation, dtype=np.float32).reshape(-1, self.observation_size)
+        mask = np.asarray(mask, dtype=bool).reshape(-1, self.num_actions)
+        logits, _ = self.session.run(None, {"observation": obs, "action_mask": mask})
+        return logits if batch else logits[0]
+
+    def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
+        """The best legal action, or one sampled from the masked softmax when ``rng`` is given."""
+        return pick_action(self.masked_logits(observation, mask), rng)
