@@ -4,13 +4,12 @@
     yaniv-play --players 4 --bots heuristic --rules french --seed 7
 
 You sit in seat 0 (``--seat``); the bots take the other seats in order. ``--bots`` is a
-comma-separated list of agent specs (``random``, ``greedy``, ``heuristic``, ``search``,
-``search:N``, ``default`` (the shipped bot), ``ppo:PATH``, ``onnx:DIR``), one per bot seat; if it
-is shorter, its last spec fills the remaining seats. A spec that is an existing file (or a run
-folder holding ``policy.npz``) means ``ppo:PATH``, an exported bot's folder ``onnx:DIR``. Every
-spec is checked before the deal. ``--rules`` picks a preset, ``--seed`` makes the deal and the bots
-repeatable (without one a seed is drawn and printed), ``--round`` plays a single round instead of
-a full game.
+comma-separated list of agent specs, one per bot seat; if it is shorter, its last spec fills the
+remaining seats. A spec is anything ``agents.registry`` resolves (``--help`` lists them): a
+registered name such as ``heuristic`` or ``search:N``, or a path (an exported bot's folder, a run
+folder holding ``policy.npz``, a policy file). Every spec is checked before the deal. ``--rules``
+picks a preset, ``--seed`` makes the deal and the bots repeatable (without one a seed is drawn and
+printed), ``--round`` plays a single round instead of a full game.
 
 Moves, one per line (upper or lower case; cards as ``5H``, ``10H`` or ``TH``, ``Q♦``, ``JK``/``JK1``/``JK2``):
 
@@ -41,20 +40,20 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence, TextIO
+from typing import Sequence, TextIO
 
 import numpy as np
 
+from agents.base import Agent
+from agents.registry import make_agent, parse_spec, specs_help
 from yaniv import (
-    DECK, KEEP, SLAMDOWN, YANIV, Game, Move, Rules, card_code, card_str, cards_str, describe_event, describe_result,
+    DECK, KEEP, PRESETS, SLAMDOWN, YANIV, Game, Move, Rules, card_code, card_str, cards_str, describe_event,
+    describe_result,
 )
 from yaniv.cards import JOKERS, hand_points, parse_card
 from yaniv.game import (
     CALL, DISCARD, KEEP_CARD, MAX_PLAYERS, MIN_PLAYERS, OVER, SLAM, SLAMDOWN_PHASE, Event, RoundResult,
 )
-
-if TYPE_CHECKING:
-    from agents.base import Agent
 
 PROG = "yaniv-play"
 PROMPT = "your move> "
@@ -168,13 +167,11 @@ def _drawable_text(game: Game) -> str:
 
 
 def bot_specs(bots: str | Sequence[str], players: int) -> list[str]:
-    """One checked agent spec per bot seat, in seat order; ValueError naming a bad spec.
+    """One checked agent spec per bot seat, in seat order, each as ``NAME[:ARGUMENT]`` (a path as the
+    spec it stands for: ``agents.registry.path_spec``); ValueError naming a bad spec.
 
-    A shorter list is filled with its last spec; a spec naming an existing file (or a run folder
-    with a ``policy.npz``) becomes ``ppo:PATH``, an exported bot's folder ``onnx:PATH``.
+    A shorter list is filled with its last spec.
     """
-    from agents.registry import check_spec  # agents imports yaniv_env: import it only when playing
-
     specs = [s.strip() for s in (bots.split(",") if isinstance(bots, str) else bots)]
     specs = [s for s in specs if s] or [DEFAULT_BOT]
     seats = players - 1
@@ -184,26 +181,18 @@ def bot_specs(bots: str | Sequence[str], players: int) -> list[str]:
     resolved = []
     for spec in specs:
         try:
-            check_spec(spec)
+            resolved.append(parse_spec(spec).canonical)
         except ValueError as error:
-            path = Path(spec)
-            if path.is_dir() and (path / "bot.json").is_file():
-                spec = f"onnx:{path}"
-            elif path.is_dir() and (path / "policy.npz").is_file():
-                spec = f"ppo:{path / 'policy.npz'}"
-            elif path.is_file():
-                spec = f"ppo:{path}"
-            else:
-                looks_like_a_path = "/" in spec or os.sep in spec or path.suffix in (".npz", ".zip")
-                reason = "no policy file (or run folder with a policy.npz) there" if looks_like_a_path else error
-                raise ValueError(f"bad bot spec {spec!r}: {reason}") from None
-        resolved.append(spec)
+            raise ValueError(f"bad bot spec {spec!r}: {error}") from None
     return resolved
 
 
 def _label(spec: str) -> str:
-    name, _, arg = spec.partition(":")
-    return f"{name}:{Path(arg).name}" if name in ("ppo", "onnx") else spec
+    """A bot's name at the table: a path argument shortened to its last part."""
+    checked = parse_spec(spec)
+    if isinstance(checked.value, Path) and checked.argument:
+        return f"{checked.name}:{Path(checked.argument).name}"
+    return spec
 
 
 # ----------------------------------------------------------------------------------------------
@@ -227,8 +216,6 @@ def play(
     The game is over unless the person quit or the input ended. ``SetupError`` (a ValueError),
     before anything is printed, for a bad player count, seat, rules preset or bot spec.
     """
-    from agents.registry import make_agent  # agents imports yaniv_env: import it only when playing
-
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     drawn_seed = seed is None
@@ -380,15 +367,14 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0].strip(),
-                     epilog=HELP.format(threshold="the threshold"),
+                     epilog=HELP.format(threshold="the threshold") + "\n\n" + specs_help(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=2, help="seats at the table, 2 to 8 (default: 2)")
     parser.add_argument("--bots", default=DEFAULT_BOT, metavar="SPEC,...",
-                        help="comma-separated agent specs for the bot seats, in order; the last one fills the rest "
-                             "(random, greedy, heuristic, search, search:N, ppo:PATH or a policy file) "
-                             f"(default: {DEFAULT_BOT})")
+                        help="comma-separated agent specs for the bot seats, in order (listed below); the last one "
+                             f"fills the rest (default: {DEFAULT_BOT})")
     parser.add_argument("--seat", type=int, default=0, help="your seat (default: 0)")
-    parser.add_argument("--rules", default="default", help="rules preset: default, french, german (default: default)")
+    parser.add_argument("--rules", default="default", help=f"rules preset: {', '.join(PRESETS)} (default: default)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the deal and the bots (default: drawn)")
     parser.add_argument("--round", action="store_true", help="play a single round instead of a full game")
     return parser.parse_args(argv)
