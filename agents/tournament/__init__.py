@@ -1,4 +1,29 @@
-"""Tournaments: seat-rotated, duplicate-deal play between agents, with statistics and reports."""
+"""Tournaments between agents: seat-rotated play on duplicate deals, with statistics, ratings and reports.
 
-from agents.tournament.core import *  # noqa: F401,F403
-from agents.tournament.core import GameRecord, TournamentPlan, TournamentResult, plan_tournament, run_tournament, wilson_interval  # noqa: F401
+The Python API behind ``evaluate.py``, for notebooks and training callbacks:
+
+>>> from agents.tournament import run_tournament
+>>> result = run_tournament(["random", "random"], num_players=2, games=4, seed=0,
+...                         rounds=True, workers=1, progress=False)
+>>> result.games
+4
+>>> print(result.table())                                    # doctest: +SKIP
+>>> result.write("runs/eval")                                # doctest: +SKIP
+
+The modules, in the order a tournament goes through them:
+
+* ``schedule``: ``plan_tournament`` checks everything and builds each agent once; the plan's
+  line-ups, seat rotations and duplicate deals; ``run`` plays the games in worker processes, one
+  ``GameRecord`` each (the same results for any number of processes);
+* ``statistics``: ``TournamentResult.from_records`` reduces the records to each agent's figures
+  (``AgentStats``: win rate with its Wilson interval, margin, rating, ...) and head to head;
+* ``report``: the terminal table, the result files and the plots.
+"""
+
+from agents.tournament.schedule import TournamentPlan, plan_tournament, run_tournament
+from agents.tournament.statistics import AgentStats, GameRecord, TournamentResult, wilson_interval
+
+__all__ = [
+    "AgentStats", "GameRecord", "TournamentPlan", "TournamentResult", "plan_tournament", "run_tournament",
+    "wilson_interval",
+]

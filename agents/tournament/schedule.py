@@ -1,0 +1,453 @@
+"""Tournament schedules: who plays which deal in which seat, and the playing of the games.
+
+``plan_tournament`` checks every argument and builds each agent once before any game;
+``TournamentPlan.run`` plays the games (in worker processes) and returns a ``TournamentResult``
+(``agents.tournament.statistics``). ``run_tournament`` does both; ``agents.tournament`` shows it in use.
+
+The schedule
+------------
+With ``k`` agents at ``n`` seats (``k >= n``; name an agent twice to seat two copies):
+
+* **Line-ups.** With ``k == n`` the one line-up is every agent. With ``k > n`` the line-ups are
+  all ``C(k, n)`` combinations of ``n`` agents, so every agent, and every pair of agents, meets
+  equally often; when there would be more than ``MAX_COMBINATIONS`` of them, the ``k`` cyclic
+  windows ``(i, i+1, ..., i+n-1 mod k)`` instead, where every agent still plays the same number
+  of games (in ``n`` of the ``k`` windows), though pairs no longer meet equally often.
+* **Rotations.** Each line-up plays each deal in all ``n`` rotations: in rotation ``r`` seat ``s``
+  holds the line-up's agent ``(s + r) mod n``, so each agent sits in every seat once per line-up
+  and deal (seat 0 opens the first round).
+* **Duplicate deals.** Deal ``d`` has one seed, derived from ``(seed, d)``, and every line-up and
+  rotation replays it: each agent is dealt, in turn, every hand of the first round. Later rounds
+  of a full game are dealt by the same generator, so they stay the same across rotations only
+  until the play differs (a reshuffle draws on it; an elimination changes who is dealt in).
+* A **cycle** is one deal played by every line-up in every rotation: ``len(lineups) * n`` games.
+  ``games`` must be a whole number of cycles, so that every agent plays equally often in every
+  seat; ``games / cycle`` deals are played.
+
+Game ``i`` is deal ``i // cycle``, line-up ``(i % cycle) // n``, rotation ``i % n``. Its deal
+seed comes from ``(seed, deal)`` and each seat's agent is ``reset`` with a seed from
+``(seed, i, seat)``; results are reduced in game order. So the same ``seed`` gives the same
+results whatever the number of worker processes (timings aside).
+
+A game's outcome is a ``GameRecord``: per seat, its final place (``yaniv.ranking.final_ranks``),
+win share, points, calls and Assafs, moves and time to move.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from agents.base import Agent
+from agents.registry import make_agent
+from agents.tournament.statistics import GameRecord, TournamentResult
+from yaniv import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Game, Rules, get_rules
+from yaniv.ranking import final_ranks
+
+MAX_COMBINATIONS = 100  # above this many line-ups, use the cyclic windows
+MAX_MOVES = 100_000  # per game; a longer game is an error (agents that never end a round)
+
+# Seed derivation tags: deal seeds and agent seeds come from distinct streams.
+_DEAL, _AGENT = 0, 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Small helpers
+# ----------------------------------------------------------------------------------------------
+
+
+def derive_seed(seed: int, *keys: int) -> int:
+    """A 63-bit seed from ``seed`` and a path of keys (numpy's SeedSequence: independent streams)."""
+    state = np.random.SeedSequence(entropy=seed, spawn_key=tuple(keys)).generate_state(1, np.uint64)
+    return int(state[0]) >> 1
+
+
+def _is_agent(obj: object) -> bool:
+    return callable(getattr(obj, "act", None)) and callable(getattr(obj, "reset", None))
+
+
+def _seat_agent(spec: str | Agent) -> Agent:
+    """The agent for a seat, seeded 0 (``reset`` reseeds it per game): built from a spec by the
+    registry, or a deep copy of an agent object, so the caller's own is never played."""
+    if isinstance(spec, str):
+        return make_agent(spec, seed=0)
+    agent = copy.deepcopy(spec)
+    agent.reset(0)
+    return agent
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return " ".join(text.split())
+
+
+def _about(spec: str, error: BaseException) -> str:
+    """The error as one line that names the agent spec."""
+    message = _one_line(error)
+    return message if repr(spec) in message else f"agent {spec!r}: {message}"
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _labels(specs: Sequence[str | Agent]) -> list[str]:
+    """Unique display names: the spec (or the agent's name), with #2, #3 ... for repeats."""
+    labels: list[str] = []
+    seen: dict[str, int] = {}
+    for spec in specs:
+        base = spec if isinstance(spec, str) else str(getattr(spec, "name", type(spec).__name__))
+        seen[base] = seen.get(base, 0) + 1
+        labels.append(base if seen[base] == 1 else f"{base}#{seen[base]}")
+    return labels
+
+
+# ----------------------------------------------------------------------------------------------
+# The plan: everything checked before any game
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TournamentPlan:
+    """A checked tournament: agents, rules, schedule. ``run()`` plays it."""
+
+    specs: tuple[str | Agent, ...]  # registry specs, or agent objects (deep-copied for each process)
+    labels: tuple[str, ...]
+    num_players: int
+    games: int
+    seed: int
+    rules: Rules
+    rules_name: str | None  # the preset's name, when one was given
+    rounds: bool
+    lineups: tuple[tuple[int, ...], ...]
+
+    @property
+    def cycle(self) -> int:
+        """Games per deal: every line-up in every rotation."""
+        return len(self.lineups) * self.num_players
+
+    @property
+    def deals(self) -> int:
+        return self.games // self.cycle
+
+    @property
+    def spec_texts(self) -> tuple[str, ...]:
+        """Each spec as text: the spec itself, or the class of an agent object."""
+        return tuple(
+            spec if isinstance(spec, str) else f"object:{type(spec).__module__}.{type(spec).__qualname__}"
+            for spec in self.specs
+        )
+
+    def game(self, index: int) -> tuple[int, int, int, tuple[int, ...]]:
+        """Deal, line-up, rotation and the agent in each seat of game ``index``."""
+        n = self.num_players
+        deal, rest = divmod(index, self.cycle)
+        lineup, rotation = divmod(rest, n)
+        members = self.lineups[lineup]
+        return deal, lineup, rotation, tuple(members[(s + rotation) % n] for s in range(n))
+
+    def describe(self) -> str:
+        unit = "single rounds" if self.rounds else "full games"
+        rules = self.rules_name or self.rules.describe()
+        if self.rules_name and self.rules.max_turns != PRESETS[self.rules_name].max_turns:
+            rules += f", rounds capped at {self.rules.max_turns} turns"
+        return (
+            f"{self.games} {unit} of {self.num_players} players ({rules}): {self.deals} deal(s) x "
+            f"{len(self.lineups)} line-up(s) x {self.num_players} seat rotations; agents: {', '.join(self.labels)}"
+        )
+
+    def run(self, workers: int | None = None, progress: bool = True) -> TournamentResult:
+        """Play every game (``workers`` processes; None: every core) and reduce in game order."""
+        workers = _check_workers(workers)
+        start = time.perf_counter()
+        records = _play(self, workers, progress)
+        return TournamentResult.from_records(self, records, wall_seconds=time.perf_counter() - start)
+
+
+def _lineups(num_agents: int, num_players: int) -> tuple[tuple[int, ...], ...]:
+    if num_agents == num_players:
+        return (tuple(range(num_agents)),)
+    if math.comb(num_agents, num_players) <= MAX_COMBINATIONS:
+        return tuple(itertools.combinations(range(num_agents), num_players))
+    return tuple(tuple((i + j) % num_agents for j in range(num_players)) for i in range(num_agents))
+
+
+def _check_workers(workers: object) -> int:
+    if workers is None:
+        return _cpu_count()
+    if type(workers) is not int or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1 (or None for every core), got {workers!r}")
+    return workers
+
+
+def plan_tournament(
+    agent_specs: Sequence[str | Agent],
+    num_players: int,
+    games: int,
+    seed: int = 0,
+    rules: str | Rules | Mapping[str, Any] | None = "default",
+    rounds: bool = False,
+    max_turns: int | None = None,
+) -> TournamentPlan:
+    """Check every argument and build the agents once; ValueError naming the first problem.
+
+    ``agent_specs`` are agent specs (``agents.registry``: "random", "search:64", "ppo:PATH", a
+    path ...) or agent objects (``act(view)``, ``reset(seed)``,
+    ``name``), which are deep-copied for each worker. Each named agent is built here and makes one
+    move on a sample deal, so a checkpoint that does not fit the rules or the table size is refused
+    before the tournament (agent objects are the caller's: not probed). ``max_turns`` caps every
+    round at that many turns (the rules' ``max_turns``: a capped round has no winner and no
+    points), a guard against agents that may never end a round.
+    """
+    # Player count.
+    if type(num_players) is not int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
+        raise ValueError(
+            f"the number of players must be a whole number from {MIN_PLAYERS} to {MAX_PLAYERS}, got {num_players!r}"
+        )
+
+    # Rules.
+    rules_name = rules if isinstance(rules, str) else None
+    if isinstance(rules, str) and rules not in PRESETS:
+        raise ValueError(f"unknown rules preset {rules!r}; presets: {', '.join(PRESETS)}")
+    if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
+        raise ValueError(f"max_turns must be a whole number >= 1 (or None for the rules' own), got {max_turns!r}")
+    try:
+        rules_obj = get_rules(rules)
+        if max_turns is not None:
+            rules_obj = rules_obj.replace(max_turns=max_turns)
+        Game(num_players, rules_obj, seed=0, single_round=True)  # e.g. too many cards for the deck
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"bad rules for {num_players} players: {_one_line(error)}") from None
+
+    # The agent list.
+    if isinstance(agent_specs, (str, bytes)) or not isinstance(agent_specs, Sequence):
+        raise ValueError(f"agents must be a list of agent names or agent objects, got {agent_specs!r}")
+    specs = tuple(agent_specs)
+    if len(specs) < num_players:
+        raise ValueError(
+            f"{num_players} seats need at least {num_players} agents, got {len(specs)} "
+            f"({', '.join(map(str, specs)) or 'none'}); name an agent twice to seat two copies of it"
+        )
+    for spec in specs:
+        if isinstance(spec, str):
+            if not spec.strip():
+                raise ValueError("an agent name is empty")
+        elif not _is_agent(spec):
+            raise ValueError(f"an agent must be a name or an object with act(view) and reset(seed), got {spec!r}")
+
+    # Seed, mode, game count.
+    if type(seed) is not int or seed < 0:
+        raise ValueError(f"the seed must be a whole number >= 0, got {seed!r}")
+    if type(rounds) is not bool:
+        raise ValueError(f"rounds must be True or False, got {rounds!r}")
+    lineups = _lineups(len(specs), num_players)
+    cycle = len(lineups) * num_players
+    if type(games) is not int or games < 1:
+        raise ValueError(f"the number of games must be a whole number >= 1, got {games!r}")
+    if games % cycle:
+        below, above = games // cycle * cycle, (games // cycle + 1) * cycle
+        suggestion = f"{below} or {above}" if below else f"{above}"
+        raise ValueError(
+            f"{games} games is not a multiple of {cycle}: each deal is played by {len(lineups)} line-up(s) "
+            f"of {len(specs)} agents in all {num_players} seat rotations ({cycle} games); try {suggestion}"
+        )
+
+    # Each named agent built once (unknown names, missing or corrupt checkpoints), and probed.
+    probe = Game(num_players, rules_obj, seed=0, single_round=True).view(0)
+    for spec in dict.fromkeys(s for s in specs if isinstance(s, str)):
+        try:
+            agent = make_agent(spec, seed=0)
+        except Exception as error:  # noqa: BLE001 - a corrupt checkpoint may raise anything
+            raise ValueError(_about(spec, error)) from None
+        if not _is_agent(agent):
+            raise ValueError(f"agent {spec!r}: the registry returned {agent!r}, which has no act(view) and reset(seed)")
+        # One move on a sample deal: a policy that does not fit these rules or this table fails here.
+        try:
+            move = agent.act(probe)
+        except Exception as error:  # noqa: BLE001
+            problem = _one_line(error)
+            raise ValueError(f"agent {spec!r} cannot play {num_players} players with these rules: {problem}") from None
+        if move not in probe.legal_moves:
+            raise ValueError(f"agent {spec!r} chose an illegal move {move!r} on a sample deal")
+
+    return TournamentPlan(
+        specs=specs,
+        labels=tuple(_labels(specs)),
+        num_players=num_players,
+        games=games,
+        seed=seed,
+        rules=rules_obj,
+        rules_name=rules_name,
+        rounds=rounds,
+        lineups=lineups,
+    )
+
+
+def run_tournament(
+    agent_specs: Sequence[str | Agent],
+    num_players: int,
+    games: int,
+    seed: int = 0,
+    rules: str | Rules | Mapping[str, Any] | None = "default",
+    rounds: bool = False,
+    workers: int | None = None,
+    progress: bool = True,
+    max_turns: int | None = None,
+) -> TournamentResult:
+    """Check everything, then play ``games`` games (single rounds with ``rounds=True``).
+
+    See the module docstring for the schedule. ``workers``: processes (None: every core; 1 plays
+    in this process). The same ``seed`` gives the same result for any number of workers.
+    """
+    workers = _check_workers(workers)
+    plan = plan_tournament(agent_specs, num_players, games, seed=seed, rules=rules, rounds=rounds, max_turns=max_turns)
+    return plan.run(workers=workers, progress=progress)
+
+
+# ----------------------------------------------------------------------------------------------
+# Playing
+# ----------------------------------------------------------------------------------------------
+
+
+class _Player:
+    """The games of one process: the plan and one agent per agent index, built on first use."""
+
+    def __init__(self, plan: TournamentPlan) -> None:
+        self.plan = plan
+        self.agents: dict[int, Agent] = {}
+
+    def agent(self, index: int) -> Agent:
+        if index not in self.agents:
+            self.agents[index] = _seat_agent(self.plan.specs[index])
+        return self.agents[index]
+
+    def play(self, index: int) -> GameRecord:
+        plan = self.plan
+        n = plan.num_players
+        deal, lineup, rotation, seats = plan.game(index)
+        game = Game(n, plan.rules, seed=derive_seed(plan.seed, _DEAL, deal), single_round=plan.rounds)
+        agents = [self.agent(a) for a in seats]
+        for s, agent in enumerate(agents):
+            agent.reset(derive_seed(plan.seed, _AGENT, index, s))
+        moves = [0] * n
+        seconds = [0.0] * n
+        clock = time.perf_counter
+        for _ in range(MAX_MOVES):
+            if game.is_over:
+                break
+            seat = game.current
+            view = game.view(seat)
+            start = clock()
+            move = agents[seat].act(view)
+            seconds[seat] += clock() - start
+            if move not in view.legal_moves:
+                raise ValueError(
+                    f"agent {plan.labels[seats[seat]]!r} in seat {seat} of game {index} chose an illegal move {move!r}"
+                )
+            game.apply(move)
+            moves[seat] += 1
+        else:
+            raise RuntimeError(
+                f"game {index} ({', '.join(plan.labels[a] for a in seats)}) did not end within {MAX_MOVES} moves "
+                f"(round {game.round_number} at turn {game.turn}): the agents may never end a round; "
+                "cap rounds with max_turns (evaluate.py --max-turns)"
+            )
+        return _record(game, index, deal, lineup, rotation, seats, moves, seconds)
+
+
+def _record(
+    game: Game, index: int, deal: int, lineup: int, rotation: int, seats: Sequence[int], moves: Sequence[int],
+    seconds: Sequence[float],
+) -> GameRecord:
+    """The record of a finished game (see ``GameRecord``)."""
+    n = game.num_players
+    alive = [True] * n
+    alive_rounds, points, calls, assafed, assafs = ([0] * n for _ in range(5))
+    turns = capped = 0
+    for result in game.results:
+        turns += result.turns
+        capped += result.caller is None
+        for q in range(n):
+            if alive[q]:
+                alive_rounds[q] += 1
+                points[q] += result.points[q]
+        if result.caller is not None:
+            calls[result.caller] += 1
+            if result.assafers:
+                assafed[result.caller] += 1
+            for q in result.assafers:
+                assafs[q] += 1
+        for q in result.eliminated:
+            alive[q] = False
+    winners = set(game.winners)
+    share = 1.0 / len(winners) if winners else 0.0
+    return GameRecord(
+        index=index, deal=deal, lineup=lineup, rotation=rotation, seats=tuple(seats), ranks=final_ranks(game),
+        win_shares=tuple(share if q in winners else 0.0 for q in range(n)), scores=tuple(game.scores),
+        rounds=len(game.results), turns=turns, capped=capped, alive_rounds=tuple(alive_rounds), points=tuple(points),
+        calls=tuple(calls), assafed=tuple(assafed), assafs=tuple(assafs), moves=tuple(moves),
+        seconds=tuple(seconds),
+    )
+
+
+_WORKER: _Player | None = None
+
+
+def _init_worker(plan: TournamentPlan) -> None:
+    global _WORKER
+    _WORKER = _Player(plan)
+    if "torch" in sys.modules:  # one thread per process: the processes are the parallelism
+        sys.modules["torch"].set_num_threads(1)
+
+
+def _play_range(start: int, stop: int) -> list[GameRecord]:
+    assert _WORKER is not None
+    return [_WORKER.play(i) for i in range(start, stop)]
+
+
+def _play(plan: TournamentPlan, workers: int, progress: bool) -> list[GameRecord]:
+    from tqdm import tqdm
+
+    total = plan.games
+
+    def bar() -> tqdm:
+        return tqdm(total=total, unit="game", desc="tournament", disable=not progress, leave=False)
+
+    if workers == 1 or total == 1:
+        player = _Player(plan)
+        records = []
+        with bar() as progress_bar:
+            for i in range(total):
+                records.append(player.play(i))
+                progress_bar.update(1)
+        return records
+    # A few chunks per worker: the load stays balanced and the bar moves. The worker processes
+    # start at the first submit, before the bar exists (no thread of ours is forked).
+    chunks = min(total, workers * 4)
+    bounds = [total * c // chunks for c in range(chunks + 1)]
+    results: dict[int, list[GameRecord]] = {}
+    pool = ProcessPoolExecutor(max_workers=min(workers, chunks), initializer=_init_worker, initargs=(plan,))
+    try:
+        futures = {pool.submit(_play_range, a, b): a for a, b in zip(bounds, bounds[1:])}
+        with bar() as progress_bar:
+            for future in as_completed(futures):
+                chunk = future.result()
+                results[futures[future]] = chunk
+                progress_bar.update(len(chunk))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return [record for start in sorted(results) for record in results[start]]
+
+
