@@ -1,12 +1,13 @@
 """Evaluate agents against each other: a seat-rotated tournament on duplicate deals.
 
     python evaluate.py --players 4 --agents heuristic greedy random --games 400 --seed 0 --out runs/eval-4p
-    python evaluate.py --players 2 --agents search heuristic ppo:runs/ppo/model.zip --games 600 --rounds
+    python evaluate.py --players 2 --agents search heuristic runs/default/policy.npz --games 600 --rounds
 
 Every deal is played by every line-up of agents in every seat rotation, so each agent is dealt
 each hand of a deal once (duplicate format) and sits in every seat equally often; ``--games`` must
 therefore be a multiple of (line-ups x players), and the error says which numbers work. With more
-agents than seats the line-ups are all combinations of them (see ``agents/tournament/``).
+agents than seats the line-ups are all combinations of them (see ``agents/tournament/``). An agent
+is any spec of ``agents.registry``: ``--help`` lists them.
 
 It prints a table (win rate with a 95% Wilson interval, an OpenSkill rating, points and Yaniv
 calls per round, Assaf rates as caller and as Assafer, game length, time per move, and head to
@@ -24,7 +25,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from agents.registry import specs_help
 from agents.tournament import plan_tournament
+from yaniv import PRESETS
 
 PROG = "evaluate.py"
 
@@ -35,16 +38,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0].strip(),
+    parser = _Parser(prog=PROG, description=__doc__.split("\n\n")[0].strip(), epilog=specs_help(),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--players", type=int, default=2, help="seats at each table, 2 to 8 (default: 2)")
     parser.add_argument("--agents", nargs="+", default=["heuristic", "greedy", "random"], metavar="AGENT",
-                        help="agent names (random, greedy, heuristic, search, search:BUDGET, ppo:PATH); at least "
-                             "--players of them; repeat a name to seat two copies (default: heuristic greedy random)")
+                        help="agent specs (listed below); at least --players of them; repeat a spec to seat two "
+                             "copies (default: heuristic greedy random)")
     parser.add_argument("--games", type=int, default=120,
                         help="games to play, a multiple of line-ups x players (default: 120)")
     parser.add_argument("--seed", type=int, default=0, help="the tournament seed (default: 0)")
-    parser.add_argument("--rules", default="default", help="rules preset: default, french, german (default: default)")
+    parser.add_argument("--rules", default="default", help=f"rules preset: {', '.join(PRESETS)} (default: default)")
     parser.add_argument("--rounds", action="store_true", help="play single rounds instead of full games")
     parser.add_argument("--max-turns", type=int, default=None,
                         help="cap every round at this many turns (no winner, no points): a guard against agents "
