@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from agents import make_agent
-from agents.serving.bots import Bot, ExportedPolicy, default_bot_dir
+from agents.policies.onnx import ExportedPolicy, default_bot_dir
 from agents.policies.ppo import NumpyPolicy, PPOAgent
+from agents.serving.bots import Bot
 from yaniv import Game
 from yaniv.protocol import game_from_state, state_for
 from yaniv_env.encoding import Observer
@@ -109,7 +110,8 @@ def main() -> None:
     for state in states:
         game = game_from_state(state, 0)
         observer = Observer(game.rules, game.num_players)
-        inputs.append((observer.observe(game, game.current), observer.action_mask(game, game.current)))
+        view = game.view(game.current)
+        inputs.append((observer.observe(view), observer.action_mask(view)))
     print(f"bot: {args.bot}\ncheckpoint: {source}\none core, 1 thread, CPU time")
     torch_policy = TorchPolicy(model)
     for _ in range(2):  # warm-up pass, then the timed one

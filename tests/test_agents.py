@@ -7,14 +7,9 @@ winner is the successful caller or the lowest Assafer. random < greedy and greed
 the stronger bot's round win rate has a 95% Wilson lower bound above one half.
 
 heuristic < search: head to head over 600 duplicate deals the search takes fewer points a round,
-with 95% confidence (its margin, ``agents.tournament``). Earlier figures (1.3 points a round better,
-3.8 points per overruled decision) were inflated: the search bot was seeded with the same number as
-the game, its generator was the game's, and its samples of the hidden cards correlated with the
-real deal (``test_an_agent_seeded_like_the_game_does_not_sample_its_deal``; agents now draw from
-their own streams). With independent streams the search with the baseline's own Yaniv call was
-only 0.6 +- 0.25 points a round better, too little for a test of CI's size; ranking its moves with
-a more cautious caller (``agents.baselines.search.CALL_RISK``) made it 1.14 +- 0.42 better (1,500 deals;
-``agents/baselines/search.py`` has the details).
+with 95% confidence (its margin, ``agents.tournament``): the size a 95% answer needs for its edge
+(docs/experiments.md). Agents draw from their own random streams, never the game's
+(``test_an_agent_seeded_like_the_game_does_not_sample_its_deal``).
 """
 
 from __future__ import annotations
@@ -25,7 +20,7 @@ import statistics
 import numpy as np
 import pytest
 
-from yaniv import DECK, YANIV, Game, Move, Rules, parse_cards
+from yaniv import DECK, YANIV, Game, Move, Rules, get_rules, parse_cards
 from yaniv.cards import deck_cards, hand_points
 from yaniv.game import SLAMDOWN_PHASE
 
@@ -141,29 +136,22 @@ def test_bots_refuse_a_view_without_moves():
 
 
 def position(hands: list[str], top: str, *, rules="default", current: int = 0) -> Game:
-    """A fresh round with the given hands and top card (the rest of the deck shuffled)."""
-    game = Game(len(hands), rules=rules, seed=0, single_round=True)
+    """A fresh round with the given hands and top card (the rest of the deck below, in id order)."""
     cards = [parse_cards(h) for h in hands]
     top_cards = parse_cards(top)
     used = {c for h in cards for c in h} | set(top_cards)
-    game.hands = [sorted(h) for h in cards]
-    game.totals = [hand_points(h) for h in game.hands]
-    game.deck = [c for c in deck_cards(game.rules.jokers) if c not in used]
-    from yaniv.melds import make_group
-
-    game.pile = [make_group(top_cards, game.rules, -1)]
-    game.current = current
-    return game
+    deck = [c for c in deck_cards(get_rules(rules).jokers) if c not in used]
+    return Game.from_position(cards, [top_cards], deck[::-1], rules, current=current, single_round=True, seed=0)
 
 
 def test_greedy_calls_sheds_the_most_and_draws_low():
     greedy = GreedyAgent()
     assert greedy.act(position(["AC 2D 4H", "KS QS JS 10S 9S"], "8C").view(0)) == YANIV
-    move = greedy.act(position(["5C 9H KS 2C", "KS QS JS 10S 9S"], "AH").view(0))
-    assert move.cards == parse_cards("KS") and move.draw == parse_cards("AH")[0]
+    move = greedy.act(position(["5C 9H KC 2C", "KS QS JS 10S 9S"], "AH").view(0))
+    assert move.cards == parse_cards("KC") and move.draw == parse_cards("AH")[0]
     move = greedy.act(position(["5C 5D 6H 2C", "KS QS JS 10S 9S"], "AH").view(0))
     assert move.cards == parse_cards("5C 5D")  # 10 points in two cards beats the 6
-    move = greedy.act(position(["5C 5D KS 2C", "KS QS JS 10S 9S"], "AH").view(0))
+    move = greedy.act(position(["5C 5D KC 2C", "KS QS JS 10S 9S"], "AH").view(0))
     assert move.cards == parse_cards("5C 5D")  # a tie on points: more cards
     move = greedy.act(position(["5C 9D", "KS QS JS 10S 9S"], "QH").view(0))
     assert move.cards == parse_cards("9D") and move.draw == DECK  # a queen does not lower the hand
