@@ -19,9 +19,12 @@ round's winner starts it); ``single_round=True`` stops after one round. Each fin
 a ``RoundResult`` in ``results``.
 
 Public information lives in the state on its own terms (``pile``, ``events``, ``known``,
-``hand_sizes``, ``scores``) and ``view(player)`` bundles exactly what one player may know.
-``sample_hidden(player, rng)`` deals the cards that player cannot see anew, consistently with
-everything it has seen, for search bots.
+``hand_sizes``, ``scores``) and ``view(player)`` bundles exactly what one player may know; what
+every reader of a view needs is said once, here: ``PlayerView.can_call_yaniv`` (the right itself
+is ``Rules.may_call_yaniv``), ``PlayerView.unseen_cards()``, ``PlayerView.dead`` and
+``last_discards(events)``. ``sample_hidden(player, rng)`` deals the cards that player cannot see
+anew, consistently with everything it has seen, for search bots. ``Game.from_position(...)``
+places every card by hand: for tests, puzzles and lessons.
 """
 
 from __future__ import annotations

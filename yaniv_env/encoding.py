@@ -75,33 +75,33 @@ settings         21                         21      threshold/10, Assaf on equal
                                                     slamdown, players one-hot (2..8)
 ===============  =========================  ======  ==============================================
 
-The observation is built from the observer's hand and public information only (the pile, who
-took what from it, hand sizes, scores); the tests change other players' hidden cards and the
-deck and check that it stays the same.
+The observation is a function of the observer's ``yaniv.PlayerView`` and nothing else:
+``Observer.observe(view)`` and ``Observer.action_mask(view)``. Within a segment, every feature
+has a name, and the code writes and reads it by name: ``SLOT``, ``DISCARD_FIELDS``, ``DRAW``,
+``OPPONENT`` and ``SELF`` hold each feature's index (``OPPONENT.assaf_odds``), ``SETTINGS`` maps
+each settings feature to the ``Rules`` field it reads, and ``SETTINGS_NOT_OBSERVED`` names the
+fields left out and why (a test makes every field of ``Rules`` choose one or the other).
+``observation_size(H)`` is the length of the vector; no other place types it as a number.
 
-The Assaf odds are ``yaniv.odds``' model (the heuristic bot's, on a full deck): an opponent's
-total is its known cards plus its hidden ones, which it kept through its last discard (so they are
-unlikely to beat that discard's highest card), bar the card it drew from the deck since. A call is
-Assafed when some opponent holds at most the observer's total (less than it when
-``assaf_on_equal`` is off), each opponent independently. The step features ``total <= t`` make the
-threshold a policy acts on plain to read; the total alone, at a seventieth per point, hides it.
+The Assaf odds are ``yaniv.odds.at_most``: an opponent's total is its known cards plus its hidden
+ones, which it kept through its last discard (``yaniv.game.last_discards``: so they are unlikely to
+beat that discard's highest card), bar the card it drew from the deck since. A call is Assafed
+when some opponent holds at most the observer's total (less than it when ``assaf_on_equal`` is
+off), each opponent independently. The step features ``total <= t`` make the threshold a policy
+acts on plain to read; the total alone, at a seventieth per point, hides it.
 
 The reset and over segments price each move by the score it would leave: whether the observer's
 score plus the hand a move leaves lands exactly on a reset value (halved, with the default rules)
-or passes the limit. A network could in principle work that out from the score and the totals,
-but it is an exact sum over three inputs at different scales, and a copy of a score-aware player
-(``agents.baselines.heuristic``, "Scores") trained without these segments kept none of its edge: 20.8% of
-400 games at a table of three heuristics against its teacher's 48.8%, and with them 45.2%
-(``configs/default.yaml``). They are zero when no move can reach a reset value or the limit,
-always so in a round that starts from zero scores.
+or passes the limit (``Rules.score_stakes``). They are zero when no move can reach a reset value or
+the limit, always so in a round that starts from zero scores. What a move's score does counts only
+if the round ends before the observer's next turn, and reset_soon and over_soon weigh reset and
+over by that chance (``yaniv.odds.round_end_chance``). Why not leave the sums to the network: each
+is an exact sum over three inputs at different scales, and products of inputs are hard for an MLP;
+a copy of the score-aware heuristic kept its teacher's edge only with these segments
+(docs/experiments.md, 2026-11-30).
 
-What a move's score does counts only if the round ends before the observer's next turn, and the
-reset_soon and over_soon segments weigh reset and over by that chance (``yaniv.odds.
-round_end_chance``: a guess from the opponents' hand sizes, the score-aware heuristic's). The
-product is what the heuristic acts on, and an MLP finds products of its inputs hard: fitted to the
-same 300k decisions of that heuristic, a network with them (and ``stakes_skip``, see
-``agents.policies.stakes``) halved its regret, by the heuristic's own move values, on decisions where the
-score is at stake (0.54 to 0.26 points a decision heads-up, 0.92 to 0.32 at four).
+Version: ``LAYOUT_VERSION`` names this layout and action table; the AEC environment's name, the
+Gym id and an exported bot's ``bot.json`` all carry it. Bump it whenever either changes.
 """
 
 from __future__ import annotations
