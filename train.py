@@ -47,7 +47,7 @@ from agents.training import (
 )
 
 # Config keys that shape the network a checkpoint holds, and what each one changes.
-FIXED_ON_RESUME = {"privileged_critic": "the critic's inputs", "stakes_skip": "the actor's network"}
+FIXED_ON_RESUME = {"stakes_skip": "the actor's network"}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -12,7 +12,7 @@ from test_train import ROOT, TINY, resume_and_refuse_a_change, train
 
 from agents.policies.ppo import NumpyPolicy
 from agents.policies.stakes import SKIP_SCALE, SKIP_SEGMENTS, skip_index
-from agents.training import ConfigError, OpponentPool, SelfPlayEnv, TrainConfig, new_model
+from agents.training import OpponentPool, SelfPlayEnv, TrainConfig, new_model
 from yaniv_env import encoding
 
 
@@ -118,11 +118,6 @@ def test_a_broken_skip_is_refused_by_name():
         NumpyPolicy(weights, biases, "tanh", skip=(np.array([[0, 1, 10]]), np.ones(1)))  # index 10 >= 10 inputs
     with pytest.raises(ValueError, match="stakes skip"):
         NumpyPolicy(weights, biases, "tanh", skip=(np.array([[0, 1]]), np.ones(2)))  # one weight per row
-
-
-def test_the_skip_and_the_privileged_critic_do_not_combine():
-    with pytest.raises(ConfigError, match="stakes_skip"):
-        TrainConfig(stakes_skip=True, privileged_critic=True)
 
 
 def test_a_run_with_the_skip_trains_exports_resumes_and_refuses_to_drop_it(tmp_path):

@@ -75,21 +75,6 @@ about half the seats of new games while the bot still names the move it would ma
 those decisions to the data and trains again on all of it. A copy trained on the bot's games alone
 never sees the positions its own small mistakes lead to, and errs more there.
 
-A critic that sees the hidden cards
------------------------------------
-With ``privileged_critic: true`` the value network also reads every opponent's hand and the next
-deck card (``agents.privileged``); the actor reads only the observation it will have in play, and
-it is all that is exported. Heads-up it cuts the imitation's value loss by a fifth (0.084 to
-0.069) and raises the critic's explained variance in PPO from about 0.16 to 0.22, but in these
-runs it bought no strength. Margins over the heuristic (``agents.tournament``: its points a round
-fewer, 8,000 single rounds, +-0.3), each one run of 600k PPO steps after the usual imitation:
-
-* heads-up recipe (configs/heads_up.yaml): at its learning rate 5e-5, +0.31 privileged (the
-  plain critic: +0.53 after 900k steps); at 1.5e-4 with clip 0.15, +0.37 privileged and -0.01
-  plain;
-* tables of 2-4 (configs/default.yaml, copying ``heuristic:call_risk=0.1``): privileged at 1.5e-4
-  with clip 0.15, +0.10 heads-up and -0.62 at four; plain at the config's 5e-5, +0.37 and -0.38.
-
 Tried and not kept
 ------------------
 Routes past the copied heuristic that did not pay, measured in full games against it
@@ -151,7 +136,6 @@ import gymnasium as gym
 import numpy as np
 
 from agents.policies.ppo import NumpyPolicy, PPOAgent
-from agents.privileged import privileged_features, privileged_size
 from yaniv.rules import PRESETS
 from yaniv_env.aec import ROUND_REWARDS
 from yaniv_env.gym_env import YanivGymEnv
@@ -195,11 +179,9 @@ class TrainConfig:
     ent_coef: float = _f(0.01, "Entropy bonus.")
     vf_coef: float = _f(0.5, "Value loss weight.")
     net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor and of the critic.")
-    privileged_critic: bool = _f(False, "The critic also sees the opponents' hands and the next deck card (training "
-                                        "only: the actor sees what it will see in play); see agents.privileged.")
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
-                                  "agents.policies.stakes. Not with privileged_critic.")
+                                  "agents.policies.stakes.")
     activation: str = _f("tanh", "Hidden activation: tanh or relu.")
     torch_threads: int = _f(2, "torch threads for the PPO update (rollouts use one). Use 1 when other jobs share "
                                "the cores: measured on 2 cores beside another run, 2 threads spinning against it "
@@ -261,7 +243,6 @@ class TrainConfig:
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
         need(self.activation in ("tanh", "relu"), "activation", "tanh or relu")
-        need(not (self.stakes_skip and self.privileged_critic), "stakes_skip", "false when privileged_critic is true")
         need(bool(self.net_arch) and all(n >= 1 for n in self.net_arch), "net_arch", "a list of layer sizes >= 1")
         need(self.batch_size <= self.n_envs * self.n_steps, "batch_size", "at most n_envs * n_steps")
         try:
@@ -455,11 +436,6 @@ class SelfPlayEnv(gym.Env):
         }
         first = self.tables[self.counts[0]]
         self.observation_space = first.observation_space
-        self.privileged = config.privileged_critic
-        if self.privileged:
-            self.max_players = max(self.counts)
-            size = first.observation_space.shape[0] + privileged_size(self.max_players)
-            self.observation_space = gym.spaces.Box(0.0, 1.0, (size,), np.float32)
         self.action_space = first.action_space
         self.clock = [0.0]  # seconds spent choosing opponent moves
         self._bots = {name: _TimedAgent(make_agent(name), self.clock) for name in pool.baselines}
@@ -488,19 +464,10 @@ class SelfPlayEnv(gym.Env):
             kind, opponent = self.pool.draw(self.rng)
             opponents.append(self._bots[opponent] if kind == "baseline" else self._snapshot_player(opponent))
         self.table.set_opponents(opponents)
-        obs, info = self.table.reset(seed=int(self.rng.integers(2**63)), options=options)
-        return self._with_hidden(obs), info
+        return self.table.reset(seed=int(self.rng.integers(2**63)), options=options)
 
     def step(self, action: int):
-        obs, reward, terminated, truncated, info = self.table.step(action)
-        return self._with_hidden(obs), reward, terminated, truncated, info
-
-    def _with_hidden(self, obs: np.ndarray) -> np.ndarray:
-        """The observation, followed by the hidden cards when the critic is privileged."""
-        if not self.privileged:
-            return obs
-        table = self.table
-        return np.concatenate([obs, privileged_features(table.aec.game, table.seat, self.max_players)])
+        return self.table.step(action)
 
     def action_masks(self) -> np.ndarray:
         return self.table.action_masks()
@@ -533,11 +500,9 @@ def collect_imitation_data(
     rng = np.random.default_rng(seed)
     counts = config.player_counts
     observers = {n: Observer(PRESETS[config.rules], n) for n in counts}
-    hidden, top = config.privileged_critic, max(counts)  # rows carry the hidden cards for the critic
     # Filled row by row: at the default config's size the observations take gigabytes, once.
     any_observer = observers[counts[0]]
-    width = any_observer.size + (privileged_size(top) if hidden else 0)
-    obs_rows = np.empty((samples, width), dtype=np.float32)
+    obs_rows = np.empty((samples, any_observer.size), dtype=np.float32)
     mask_rows = np.empty((samples, any_observer.table.size), dtype=bool)
     actions: list[int] = []
     returns: list[float] = []
@@ -559,7 +524,7 @@ def collect_imitation_data(
             move = teachers[seat].act(game.view(seat))
             obs, mask = observer.observe(game, seat), observer.action_mask(game, seat)
             pending[seat].append(len(actions))
-            obs_rows[len(actions)] = np.concatenate([obs, privileged_features(game, seat, top)]) if hidden else obs
+            obs_rows[len(actions)] = obs
             mask_rows[len(actions)] = mask
             actions.append(observer.table.to_action(move, game))
             returns.append(0.0)
@@ -660,12 +625,7 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
     }
     policy: Any = "MlpPolicy"
-    if config.privileged_critic:
-        from agents.privileged_policy import PrivilegedCriticPolicy
-
-        policy = PrivilegedCriticPolicy
-        policy_kwargs["public_size"] = vec_env.observation_space.shape[0] - privileged_size(max(config.player_counts))
-    elif config.stakes_skip:
+    if config.stakes_skip:
         from agents.policies.stakes_torch import StakesSkipPolicy
 
         policy = StakesSkipPolicy
