@@ -26,9 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.training import (  # noqa: E402
-    OpponentPool, SelfPlayEnv, collect_imitation_data, load_config, new_model,
-)
+from agents.training import OpponentPool, collect_imitation_data, load_config, new_model, self_play_envs  # noqa: E402
 
 
 def main() -> None:
@@ -42,7 +40,6 @@ def main() -> None:
 
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import DummyVecEnv
 
     torch.set_num_threads(config.torch_threads)
     print(f"config {args.config.name}: players {config.players}, {config.n_envs} envs x {config.n_steps} steps, "
@@ -56,9 +53,7 @@ def main() -> None:
         print(f"imitation collection: {rate:,.0f} decisions/s of {config.imitation_bot} "
               f"({config.imitation_samples:,} decisions: {config.imitation_samples / rate / 60:.1f} min)")
 
-    pool = OpponentPool(config)
-    envs = [SelfPlayEnv(config, pool, seed=config.seed * 1000 + i) for i in range(config.n_envs)]
-    vec_env = DummyVecEnv([lambda env=env: env for env in envs])
+    envs, vec_env = self_play_envs(config, OpponentPool(config))
     vec_env.seed(config.seed)
     model = new_model(config, vec_env)
 

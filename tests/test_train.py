@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.training import ConfigError, TrainConfig, load_config
+from agents.training import FIXED_ON_RESUME, ConfigError, Run, TrainConfig, load_config, new_state, resume_run
 from yaniv_env import encoding
 
 ROOT = Path(__file__).parents[1]
@@ -74,9 +74,8 @@ def test_a_run_writes_config_checkpoints_pool_and_tensorboard(run_dir):
     acc = EventAccumulator(str(events[0].parent))
     acc.Reload()
     tags = set(acc.Tags()["scalars"])
-    assert {"eval_greedy/win_rate", "eval_greedy/illegal_actions", "selfplay/env_steps_per_second"} <= tags
+    assert {"eval_greedy/win_rate", "eval_greedy/points_per_round", "selfplay/env_steps_per_second"} <= tags
     assert any(t.startswith("train/") for t in tags), "SB3's PPO metrics"
-    assert all(e.value == 0 for e in acc.Scalars("eval_greedy/illegal_actions"))
     assert "config" in " ".join(acc.Tags()["tensors"])
 
 
@@ -89,6 +88,52 @@ def test_resume_continues_the_step_count_pool_and_curves(run_dir, tmp_path):
     assert state["timesteps"] == 1536
     assert [p.name for p in (copy / "tb").iterdir()] == ["ppo_1"], "the same TensorBoard run continues"
     assert load_config(copy / "config.yaml").total_timesteps == 1536
+
+
+# A value other than the saved run's, for each key a resumed run cannot change.
+FIXED_CHANGES = {
+    "name": "other", "runs_dir": "elsewhere", "n_envs": "3", "n_steps": "128", "batch_size": "128", "n_epochs": "2",
+    "learning_rate": "1e-3", "gamma": "0.9", "gae_lambda": "0.9", "clip_range": "0.1", "ent_coef": "0.0",
+    "vf_coef": "1.0", "net_arch": "[16,16]", "activation": "relu", "stakes_skip": "true", "imitation_samples": "100",
+    "imitation_bot": "greedy", "imitation_epochs": "2", "imitation_rounds": "2", "imitation_learning_rate": "1e-3",
+    "imitation_schedule": "cosine", "imitation_batch_size": "64",
+}
+
+
+@pytest.fixture
+def saved_run(tmp_path) -> Path:
+    """A run's config.yaml and state.json as train.py writes them, with no checkpoint: the checks of
+    the overrides come before the checkpoint is loaded."""
+    config = load_config(ROOT / "configs" / "quick.yaml", [f"runs_dir={tmp_path}", "name=saved", *TINY])
+    Run(config, config.run_dir, new_state(config)).write_files()
+    return config.run_dir
+
+
+def test_every_key_fixed_on_resume_has_a_case():
+    assert set(FIXED_ON_RESUME) == set(FIXED_CHANGES)
+
+
+@pytest.mark.parametrize("key", sorted(FIXED_CHANGES))
+def test_resume_refuses_by_name_a_change_the_resumed_model_would_ignore(saved_run, key):
+    with pytest.raises(ConfigError, match=f"config key '{key}' cannot change on --resume"):
+        resume_run(saved_run, [f"{key}={FIXED_CHANGES[key]}"])
+
+
+def test_resume_takes_the_keys_the_run_reads_again_and_fixed_keys_left_as_they_were(saved_run):
+    overrides = ["total_timesteps=4096", "seed=3", "eval_every=0", "eval_games=4", "eval_opponents=[random]",
+                 "baseline_fraction=1.0", "snapshot_every=1024", "torch_threads=1", "progress=true", "n_envs=2",
+                 "net_arch=[32,32]", "name=saved"]
+    with pytest.raises(ValueError, match="no checkpoint to resume from"):  # past every check of the config
+        resume_run(saved_run, overrides)
+
+
+def test_a_refused_resume_names_the_key_and_touches_nothing(run_dir, tmp_path):
+    copy = tmp_path / "tiny"
+    subprocess.run(["cp", "-r", str(run_dir), str(copy)], check=True)
+    before = tree_digest(copy)
+    done = train("--resume", str(copy), "learning_rate=1e-3")
+    assert done.returncode == 2 and "'learning_rate' cannot change on --resume" in done.stderr
+    assert tree_digest(copy) == before
 
 
 def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path):
@@ -163,9 +208,19 @@ def test_a_short_training_run_beats_random(tmp_path):
     assert done.returncode == 0, done.stderr
     state = json.loads((tmp_path / "learn" / "state.json").read_text())
     stats = state["evaluations"][-1]["results"]["random"]
-    assert stats["illegal_actions"] == 0
     assert stats["win_rate_low"] > 0.6, f"won {stats['win_rate']:.0%} of 200 heads-up rounds against random"
     assert np.isfinite(stats["points_per_round"])
+
+
+def test_an_illegal_move_stops_the_evaluation_naming_the_learner(monkeypatch):
+    """Why evaluations report no count of illegal moves: the first one is an error."""
+    from agents.policies.ppo import NumpyPolicy, PPOAgent
+    from agents.training import evaluate_policy
+
+    monkeypatch.setattr(PPOAgent, "act", lambda self, view: "no move")
+    policy = NumpyPolicy([np.zeros((4, 10))], [np.zeros(4)], "tanh")
+    with pytest.raises(ValueError, match="'learner'.*illegal move"):
+        evaluate_policy(policy, "greedy", 2, 2, seed=0, rules="default", episode="round")
 
 
 def test_imitation_data_holds_the_bots_legal_moves_and_round_returns():
@@ -225,15 +280,25 @@ def test_dagger_plays_the_students_moves_and_records_the_bots():
     i = overruled = 0
     while not game.results and i < len(data["actions"]):
         seat = game.current
-        label = bots[seat].act(game.view(seat))
-        obs, mask = observer.observe(game, seat), observer.action_mask(game, seat)
+        view = game.view(seat)
+        label = bots[seat].act(view)
+        obs, mask = observer.observe(view), observer.action_mask(view)
         assert np.array_equal(data["obs"][i], obs)
-        assert data["actions"][i] == observer.table.to_action(label, game), "the label is the bot's move"
-        move = observer.table.to_move(student.act(obs, mask), game) if students[seat] else label
+        assert data["actions"][i] == observer.table.to_action(label, view), "the label is the bot's move"
+        move = observer.table.to_move(student.act(obs, mask), view) if students[seat] else label
         overruled += move != label
         game.apply(move)
         i += 1
     assert overruled > 0, "the student's seats played the student's moves"
+    assert data["masks"][np.arange(len(data["actions"])), data["actions"]].all()
+
+
+def test_any_registered_bot_can_be_copied():
+    """The imitation bot is any agent spec of the registry, here the shipped bot."""
+    from agents.training import collect_imitation_data
+
+    config = TrainConfig(players="2", imitation_bot="default")
+    data = collect_imitation_data(config, config.imitation_bot, 60, gamma=1.0, seed=0)
     assert data["masks"][np.arange(len(data["actions"])), data["actions"]].all()
 
 

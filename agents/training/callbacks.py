@@ -1,0 +1,208 @@
+"""What runs during PPO: ``SelfPlayCallback`` (snapshots, evaluation, checkpoints, progress) and
+``evaluate_policy`` (a policy against baseline bots).
+
+    callback = SelfPlayCallback(config, pool, envs, state)
+    model.learn(total_timesteps=..., callback=callback, tb_log_name="ppo")
+    callback.evaluate()                                  # the final evaluation, if none ran at this step
+
+Every ``snapshot_every`` steps the callback adds a frozen copy of the learner to the opponent pool
+(and to the run's pool/ folder, which keeps the pool's snapshots only); every ``eval_every`` steps
+(0: only when asked) it plays the current policy against each of ``eval_opponents`` in all other
+seats (``eval_games`` games or rounds at ``eval_players`` seats, the same seed each time) and keeps
+the best by mean win rate as checkpoints/best.zip and best.npz; every ``checkpoint_every`` steps it
+writes checkpoints/latest.zip and latest.npz, then state.json. TensorBoard gets SB3's PPO figures,
+``eval_<opponent>/*``, ``eval/mean_win_rate``, ``selfplay/*`` (env steps per second, the opponents'
+share of the rollout time, the pool's size) and the whole config as text.
+
+Contract: everything the callback must remember across a resume lives in ``state`` (the run's
+state.json, ``agents.training.runs``), so a resumed run continues its schedule, pool and
+evaluations. Rollouts run torch on one thread (the network sees a handful of observations at a
+time, and extra threads only spin); updates get ``torch_threads`` back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+
+from agents.policies.ppo import NumpyPolicy, PPOAgent
+from agents.training.config import TrainConfig
+from agents.training.runs import save_model_atomically, save_state
+from agents.training.selfplay import OpponentPool, SelfPlayEnv
+
+
+def evaluate_policy(
+    policy: NumpyPolicy,
+    opponent: str,
+    num_players: int,
+    games: int,
+    seed: int,
+    rules: str,
+    episode: str = "game",
+    max_turns: int = 500,
+) -> dict[str, float]:
+    """The policy against ``opponent`` bots in every other seat: a tournament of ``games`` (rounded
+    up to whole seat rotations; see ``agents.tournament``) on duplicate deals, in this process.
+    A round reaching ``max_turns`` ends with no winner (bots can trade cards forever). The
+    tournament stops with a ValueError naming the agent on any illegal move, so a finished
+    evaluation had none (which is why no count of them is reported)."""
+    from agents.tournament import run_tournament
+
+    games = -(-games // num_players) * num_players
+    learner = PPOAgent(policy, name="learner")
+    result = run_tournament(
+        [learner] + [opponent] * (num_players - 1), num_players, games, seed=seed, rules=rules,
+        rounds=episode == "round", workers=1, progress=False, max_turns=max_turns,
+    )
+    stats = next(a for a in result.agents if a.name == "learner")
+    low, high = stats.win_interval
+    return {
+        "win_rate": stats.win_rate,
+        "win_rate_low": low,
+        "win_rate_high": high,
+        "points_per_round": stats.points_per_round or 0.0,
+        "yaniv_per_round": stats.calls_per_round or 0.0,
+        "assafed_rate": stats.assafed_per_call or 0.0,
+        "rounds_per_game": stats.rounds_per_game or 0.0,
+        "games": stats.games,
+    }
+
+
+
+class SelfPlayCallback(BaseCallback):
+    """Adds snapshots to the pool, evaluates, writes checkpoints and drives the progress bar.
+
+    Everything it must remember across a resume lives in ``self.state`` (state.json).
+    """
+
+    def __init__(self, config: TrainConfig, pool: OpponentPool, envs: Sequence[SelfPlayEnv],
+                 state: dict[str, Any]) -> None:
+        super().__init__()
+        self.config = config
+        self.pool = pool
+        self.envs = envs
+        self.state = state
+        self.run_dir = config.run_dir
+        self.bar: Any = None  # a tqdm bar while training with progress on
+        self._rollout_start = time.perf_counter()
+        self._rollout_steps = 0
+        self._clock_start = 0.0
+        self._eval_text = "no evaluation yet"
+
+    # SB3 hooks --------------------------------------------------------------------------------
+
+    def _on_training_start(self) -> None:
+        from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+        text = "\n".join(f"    {k}: {v!r}" for k, v in self.config.to_dict().items())
+        for fmt in self.logger.output_formats:
+            if isinstance(fmt, TensorBoardOutputFormat):
+                fmt.writer.add_text("config", text, self.num_timesteps)
+                fmt.writer.flush()
+        if self.config.progress:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.config.total_timesteps, initial=self.num_timesteps, unit="step", dynamic_ncols=True)
+
+    def _on_rollout_start(self) -> None:
+        # Rollouts run the network on a handful of observations at a time: extra torch threads
+        # only spin (badly, on a shared machine). The update gets config.torch_threads back.
+        import torch
+
+        torch.set_num_threads(1)
+        self._rollout_start = time.perf_counter()
+        self._rollout_steps = self.num_timesteps
+        self._clock_start = sum(env.clock[0] for env in self.envs)
+
+    def _on_rollout_end(self) -> None:
+        import torch
+
+        torch.set_num_threads(self.config.torch_threads)
+        elapsed = time.perf_counter() - self._rollout_start
+        steps = self.num_timesteps - self._rollout_steps
+        opponent = sum(env.clock[0] for env in self.envs) - self._clock_start
+        if elapsed > 0:
+            self.logger.record("selfplay/env_steps_per_second", steps / elapsed)
+            self.logger.record("selfplay/opponent_time_share", opponent / elapsed)
+            self.state["last_steps_per_second"] = steps / elapsed
+            self.state["last_opponent_share"] = opponent / elapsed
+        self.logger.record("selfplay/pool_snapshots", len(self.pool.snapshots))
+
+    def _on_step(self) -> bool:
+        step = self.num_timesteps
+        c = self.config
+        if step >= self.state["next_snapshot"]:
+            self.add_snapshot()
+            self.state["next_snapshot"] += c.snapshot_every
+        if c.eval_every and step >= self.state["next_eval"]:
+            self.evaluate()
+            self.state["next_eval"] += c.eval_every
+        if step >= self.state["next_checkpoint"]:
+            self.save_checkpoint()
+            self.state["next_checkpoint"] += c.checkpoint_every
+        if self.bar is not None:
+            self.bar.update(step - self.bar.n)
+            rate = self.state.get("last_steps_per_second")
+            self.bar.set_postfix_str((f"{rate:,.0f} steps/s | " if rate else "") + self._eval_text, refresh=False)
+        return True
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    # Actions ----------------------------------------------------------------------------------
+
+    def current_policy(self) -> NumpyPolicy:
+        return NumpyPolicy.from_sb3(self.model, meta={"rules": self.config.rules, "step": self.num_timesteps})
+
+    def add_snapshot(self) -> None:
+        policy = self.current_policy()
+        pool_dir = self.run_dir / "pool"
+        pool_dir.mkdir(exist_ok=True)
+        path = pool_dir / OpponentPool.file_name(self.num_timesteps)
+        policy.save(path)
+        self.pool.add(self.num_timesteps, policy)
+        kept = {OpponentPool.file_name(s) for s, _ in self.pool.snapshots}
+        self.state["pool"] = sorted(kept)
+        for old in pool_dir.glob("snapshot_*.npz"):
+            if old.name not in kept:
+                old.unlink()
+
+    def evaluate(self) -> dict[str, dict[str, float]]:
+        c = self.config
+        policy = self.current_policy()
+        players = c.eval_players or max(c.player_counts)
+        results = {}
+        for opponent in c.eval_opponents:
+            stats = evaluate_policy(
+                policy, opponent, players, c.eval_games, seed=c.seed + 7919, rules=c.rules,
+                episode=c.eval_episode, max_turns=c.max_turns,
+            )
+            results[opponent] = stats
+            for key, value in stats.items():
+                self.logger.record(f"eval_{opponent}/{key}", value)
+        score = float(np.mean([r["win_rate"] for r in results.values()]))
+        self.logger.record("eval/mean_win_rate", score)
+        self.logger.dump(self.num_timesteps)
+        self.state.setdefault("evaluations", []).append({"step": self.num_timesteps, "results": results})
+        first = c.eval_opponents[0]
+        self._eval_text = f"eval vs {first}: {results[first]['win_rate']:.0%}"
+        if score > self.state.get("best_score", -1.0):
+            self.state["best_score"] = score
+            self.state["best_step"] = self.num_timesteps
+            save_model_atomically(self.model, self.run_dir / "checkpoints" / "best.zip")
+            policy.save(self.run_dir / "checkpoints" / "best.npz")
+        save_state(self.run_dir, self.state)
+        return results
+
+    def save_checkpoint(self) -> None:
+        """latest.zip (the SB3 model) and latest.npz (the policy's weights), then state.json."""
+        folder = self.run_dir / "checkpoints"
+        save_model_atomically(self.model, folder / "latest.zip")
+        self.current_policy().save(folder / "latest.npz")
+        self.state["timesteps"] = self.num_timesteps
+        save_state(self.run_dir, self.state)
+

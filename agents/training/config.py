@@ -1,0 +1,280 @@
+"""The typed config of a training run: ``TrainConfig``, read by ``load_config``.
+
+    config = load_config("configs/default.yaml", ["seed=1", "net_arch=[64,64]"])
+    config.player_counts, config.run_dir
+    print(TrainConfig.field_docs())          # every key, its type, default and meaning
+
+Precedence: the field defaults, then a saved run's config (``base``, for ``--resume``), then the
+YAML file, then ``key=value`` overrides (parsed as YAML values; lists also as ``a,b``). Every value
+is coerced to its field's type and checked when the config is built: a bad key or value raises
+``ConfigError`` naming the key, before anything is written. Agent specs (``imitation_bot``,
+``baselines``, ``eval_opponents``) are checked by ``agents.registry.check_spec``, so any registered
+bot can be named.
+
+Each field carries its doc and, when a resumed run cannot honour a change of it, why
+(``FIXED_ON_RESUME``): SB3 saves its hyperparameters with the model and ``MaskablePPO.load``
+restores them, the network is rebuilt from the saved architecture, the run folder is the one
+resumed, and the imitation stage ran before the first PPO step. ``refuse_changes_on_resume``
+turns such a change into an error rather than a line in config.yaml that the run ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from yaniv.rules import PRESETS
+from yaniv_env.aec import ROUND_REWARDS
+
+# Why a resumed run cannot change a key (the ``fixed`` of its field).
+RUN = "the run's folder is the one given to --resume"
+MODEL = "SB3 saved it with the model, and MaskablePPO.load restores the saved value"
+NETWORK = "the checkpoint's network was built with it"
+IMITATION = "the imitation stage runs once, before the run's first PPO step"
+
+
+class ConfigError(ValueError):
+    """A config key that does not exist or a value it cannot take."""
+
+
+def _f(default: Any, doc: str, fixed: str = "") -> Any:
+    """A config field: its default, its doc, and (``fixed``) why a resumed run cannot change it."""
+    metadata = {"doc": doc, "fixed": fixed}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+@dataclass
+class TrainConfig:
+    """A training run. configs/*.yaml override these defaults; ``key=value`` arguments override those."""
+
+    name: str = _f("default", "Run name: the run lives in <runs_dir>/<name>.", fixed=RUN)
+    runs_dir: str = _f("runs", "Folder holding the runs.", fixed=RUN)
+    seed: int = _f(0, "Seeds the environments, the opponents, the network and the evaluation.")
+    total_timesteps: int = _f(2_000_000, "Learner steps (decisions) to train for, resumed runs included.")
+    players: str = _f("4", "Seats per table: a count such as 4, or a range such as 2-4 drawn per episode.")
+    rules: str = _f("default", f"Rules preset: {', '.join(PRESETS)}.")
+    episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
+    round_reward: str = _f("points", "Round reward: points (-points/50) or relative ((the others' mean points - "
+                           "points)/50); see yaniv_env.aec.")
+    max_turns: int = _f(500, "Turns after which a training episode is truncated and an evaluation round ends.")
+    n_envs: int = _f(8, "Environments stepped together (DummyVecEnv).", fixed=MODEL)
+    n_steps: int = _f(256, "Steps per environment per rollout.", fixed=MODEL)
+    batch_size: int = _f(512, "Minibatch size of the PPO update.", fixed=MODEL)
+    n_epochs: int = _f(4, "Passes over each rollout.", fixed=MODEL)
+    learning_rate: float = _f(3e-4, "Adam learning rate.", fixed=MODEL)
+    gamma: float = _f(0.99, "Discount factor.", fixed=MODEL)
+    gae_lambda: float = _f(0.95, "GAE lambda.", fixed=MODEL)
+    clip_range: float = _f(0.2, "PPO clip range.", fixed=MODEL)
+    ent_coef: float = _f(0.01, "Entropy bonus.", fixed=MODEL)
+    vf_coef: float = _f(0.5, "Value loss weight.", fixed=MODEL)
+    net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor and of the critic.", fixed=NETWORK)
+    stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
+                                  "of the observation's score segments (reset, over, reset_soon, over_soon); see "
+                                  "agents.policies.stakes.", fixed=NETWORK)
+    activation: str = _f("tanh", "Hidden activation: tanh or relu.", fixed=NETWORK)
+    torch_threads: int = _f(2, "torch threads for the PPO update (rollouts use one). Use 1 when other jobs share "
+                               "the cores: measured on 2 cores beside another run, 2 threads spinning against it "
+                               "cut heads-up training from about 1,600 to 200 steps/s.")
+    baselines: list[str] = _f(["random", "greedy", "heuristic"], "Baseline bots in the opponent pool.")
+    baseline_fraction: float = _f(0.3, "Chance that an opponent seat gets a baseline bot.")
+    latest_fraction: float = _f(0.5, "Chance that a snapshot seat gets the newest snapshot rather than an older one.")
+    snapshot_every: int = _f(100_000, "Steps between frozen snapshots added to the pool.")
+    pool_size: int = _f(8, "Snapshots kept in the pool (the newest).")
+    eval_every: int = _f(100_000, "Steps between evaluations (0: only at the end).")
+    eval_games: int = _f(40, "Games (or rounds) per evaluation opponent.")
+    eval_episode: str = _f("game", "Evaluate on full games or single rounds.")
+    eval_opponents: list[str] = _f(["heuristic", "greedy"], "Bots the evaluation plays against (all other seats).")
+    eval_players: int = _f(0, "Seats in evaluation games; 0 takes the largest training count.")
+    checkpoint_every: int = _f(100_000, "Steps between periodic checkpoints.")
+    imitation_samples: int = _f(0, "Decisions of imitation_bot (at every seat of full games) that the network learns "
+                                   "to copy before PPO starts (behaviour cloning; 0: none). Not counted in "
+                                   "total_timesteps.", fixed=IMITATION)
+    imitation_bot: str = _f("heuristic", "The bot whose moves (and round returns) the network first learns: an agent "
+                                         "spec such as heuristic, heuristic:call_risk=0.1 or search:64.", fixed=IMITATION)
+    imitation_epochs: int = _f(10, "Passes over the imitation data.", fixed=IMITATION)
+    imitation_rounds: int = _f(1, "Rounds of imitation: the first copies the bot's own games; each further round "
+                                  "(DAgger) collects imitation_samples more decisions in games where the network "
+                                  "plays about half the seats and the bot names its move, then trains again on "
+                                  "all the data.", fixed=IMITATION)
+    imitation_learning_rate: float = _f(3e-4, "Adam learning rate of the imitation.", fixed=IMITATION)
+    imitation_schedule: str = _f("constant", "Learning rate over each imitation round's passes: constant, or cosine "
+                                             "(falling to zero, half a cosine wave).", fixed=IMITATION)
+    imitation_batch_size: int = _f(256, "Minibatch size of the imitation.", fixed=IMITATION)
+    progress: bool = _f(True, "Show a progress bar.")
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _coerce(f, getattr(self, f.name)))
+        self._validate()
+
+    def _validate(self) -> None:
+        def need(ok: bool, key: str, message: str) -> None:
+            if not ok:
+                raise ConfigError(f"config key {key!r}: {message}, got {getattr(self, key)!r}")
+
+        need(bool(self.name) and "/" not in self.name and self.name not in (".", ".."), "name", "a plain folder name")
+        for key in ("total_timesteps", "max_turns", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
+                    "snapshot_every", "pool_size", "checkpoint_every", "eval_games", "imitation_epochs",
+                    "imitation_rounds", "imitation_batch_size"):
+            need(getattr(self, key) >= 1, key, "an integer >= 1")
+        need(self.eval_every >= 0, "eval_every", "an integer >= 0")
+        need(self.imitation_samples >= 0, "imitation_samples", "an integer >= 0")
+        need(self.imitation_schedule in ("constant", "cosine"), "imitation_schedule", "constant or cosine")
+        need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
+        for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
+            need(getattr(self, key) > 0, key, "a number > 0")
+        for key in ("gamma", "gae_lambda", "baseline_fraction", "latest_fraction"):
+            need(0.0 <= getattr(self, key) <= 1.0, key, "a number from 0 to 1")
+        for key in ("ent_coef", "vf_coef"):
+            need(getattr(self, key) >= 0, key, "a number >= 0")
+        need(self.rules in PRESETS, "rules", f"one of {', '.join(PRESETS)}")
+        need(self.episode in ("round", "game"), "episode", "round or game")
+        need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
+        need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
+        need(self.activation in ("tanh", "relu"), "activation", "tanh or relu")
+        need(bool(self.net_arch) and all(n >= 1 for n in self.net_arch), "net_arch", "a list of layer sizes >= 1")
+        need(self.batch_size <= self.n_envs * self.n_steps, "batch_size", "at most n_envs * n_steps")
+        try:
+            counts = self.player_counts
+        except ValueError:
+            counts = ()
+        need(bool(counts) and min(counts) >= 2 and max(counts) <= 8, "players", "a count 2..8 or a range such as 2-4")
+        need(bool(self.baselines) or self.baseline_fraction == 0, "baselines", "at least one bot when baseline_fraction > 0")
+        from agents.registry import check_spec
+
+        for key, specs in (("imitation_bot", [self.imitation_bot]), ("baselines", self.baselines),
+                           ("eval_opponents", self.eval_opponents)):
+            for spec in specs:
+                try:
+                    check_spec(spec)
+                except ValueError as error:
+                    need(False, key, str(error))
+
+    @property
+    def player_counts(self) -> tuple[int, ...]:
+        text = str(self.players)
+        low, _, high = text.partition("-")
+        low_n = int(low)
+        high_n = int(high) if high else low_n
+        if high_n < low_n:
+            raise ValueError(text)
+        return tuple(range(low_n, high_n + 1))
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.runs_dir) / self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def field_docs(cls) -> str:
+        """One line per key with its type, default and meaning (for --help)."""
+        lines = []
+        for f in dataclasses.fields(cls):
+            default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+            fixed = " Fixed on --resume." if f.metadata["fixed"] else ""
+            lines.append(f"  {f.name} ({_type_name(f)}, default {default!r}): {f.metadata['doc']}{fixed}")
+        return "\n".join(lines)
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+FIXED_ON_RESUME = {name: f.metadata["fixed"] for name, f in FIELDS.items() if f.metadata["fixed"]}
+"""The keys a resumed run cannot change, and why."""
+
+
+def _type_name(f: dataclasses.Field) -> str:
+    return f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+
+
+def _coerce(f: dataclasses.Field, value: Any) -> Any:
+    """A value of the field's type, from YAML or from a key=value string; ConfigError otherwise."""
+    kind = _type_name(f)
+
+    def bad(expected: str) -> ConfigError:
+        return ConfigError(f"config key {f.name!r}: expected {expected}, got {value!r}")
+
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return value.lower() in ("true", "yes", "1")
+        raise bad("true or false")
+    if kind == "int":
+        if isinstance(value, bool):
+            raise bad("an integer")
+        if isinstance(value, int):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise bad("an integer") from None
+        if not number.is_integer():
+            raise bad("an integer")
+        return int(number)
+    if kind == "float":
+        if isinstance(value, bool):
+            raise bad("a number")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise bad("a number") from None
+        if not math.isfinite(number):
+            raise bad("a finite number")
+        return number
+    if kind == "str":
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            return str(value)
+        raise bad("a string")
+    if kind.startswith("list"):
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            raise bad("a list")
+        item_kind = "int" if "int" in kind else "str"
+        inner = dataclasses.field(metadata=f.metadata)
+        inner.name, inner.type = f.name, item_kind
+        return [_coerce(inner, item.strip() if isinstance(item, str) else item) for item in items]
+    raise bad(kind)  # pragma: no cover - every field type is handled above
+
+
+def load_config(yaml_path: str | Path | None, overrides: Sequence[str] = (), base: dict | None = None) -> TrainConfig:
+    """Defaults, then ``base`` (a saved config), then the YAML file, then ``key=value`` overrides."""
+    import yaml
+
+    settings: dict[str, Any] = dict(base or {})
+    if yaml_path is not None:
+        path = Path(yaml_path)
+        if not path.is_file():
+            raise ConfigError(f"no config file at {path}")
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as error:
+            raise ConfigError(f"{path} is not valid YAML: {error}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path} must hold a mapping of config keys, not {type(loaded).__name__}")
+        settings.update(loaded)
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep:
+            raise ConfigError(f"override {item!r} must look like key=value")
+        settings[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+    unknown = sorted(set(settings) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))}; run train.py --help for the keys")
+    return TrainConfig(**settings)
+
+
+def refuse_changes_on_resume(saved: TrainConfig, config: TrainConfig) -> None:
+    """ConfigError naming the first key of ``FIXED_ON_RESUME`` whose value in ``config`` differs
+    from the ``saved`` run's: a resumed run would ignore the new value while its config.yaml
+    claimed it."""
+    for key, reason in FIXED_ON_RESUME.items():
+        was, now = getattr(saved, key), getattr(config, key)
+        if now != was:
+            raise ConfigError(f"config key {key!r} cannot change on --resume (the run has {was!r}, not {now!r}): "
+                              f"{reason}; start a new run to change it")

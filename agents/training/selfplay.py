@@ -1,0 +1,155 @@
+"""The learner's environment: a table whose other seats are drawn from an opponent pool.
+
+    pool = OpponentPool(config)
+    pool.load(run_dir / "pool", state["pool"])         # a resumed run's snapshots, if any
+    envs, vec_env = self_play_envs(config, pool)        # what MaskablePPO trains on
+
+Each episode (a round, or a game with ``episode: game``) a ``SelfPlayEnv`` draws a table size from
+``players`` (a fixed count, or a range such as "2-4"), puts the learner in a random seat
+(``yaniv_env.gym_env.YanivGymEnv``) and gives every other seat an opponent drawn from the pool,
+independently:
+
+* with probability ``baseline_fraction``: a baseline bot, uniformly among ``baselines``;
+* otherwise, with probability ``latest_fraction``: the newest frozen snapshot of the learner;
+* otherwise: a snapshot drawn uniformly among the older ones.
+
+Until the first snapshot exists every seat gets a baseline; with ``baseline_fraction: 1.0`` every
+seat always does, and the learner never meets a snapshot. The training callback
+(``agents.training.callbacks``) adds a snapshot every ``snapshot_every`` steps; the pool keeps the
+newest ``pool_size``. Snapshots play with their numpy forward pass
+(``agents.policies.ppo.NumpyPolicy``), sampling from their masked policy.
+
+Contract: all randomness (table sizes, seats, opponents, deals, snapshot sampling) flows from the
+seed an environment is built or reset with, so the same seeds give the same episodes. Each
+environment adds the seconds its opponents spend choosing moves to ``clock[0]``, which the
+callback reports as the opponents' share of the rollout time.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from agents.base import Agent
+from agents.policies.ppo import NumpyPolicy
+from agents.training.config import TrainConfig
+from yaniv.game import Move, PlayerView
+from yaniv_env.gym_env import YanivGymEnv
+
+
+class OpponentPool:
+    """Baseline bots and frozen snapshots of the learner; see the module docstring for the draw."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.baselines = list(config.baselines)
+        self.snapshots: list[tuple[int, NumpyPolicy]] = []  # (step, policy), oldest first
+
+    @staticmethod
+    def file_name(step: int) -> str:
+        """The file a snapshot taken at ``step`` is saved as, in the run's pool/ folder."""
+        return f"snapshot_{step:09d}.npz"
+
+    def add(self, step: int, policy: NumpyPolicy) -> None:
+        self.snapshots.append((step, policy))
+        del self.snapshots[: max(0, len(self.snapshots) - self.config.pool_size)]
+
+    def load(self, folder: Path, names: Sequence[str]) -> None:
+        """Adds the snapshots saved in ``folder`` as ``names`` (``file_name``s, oldest first)."""
+        for name in names:
+            self.add(int(name.split("_")[1].split(".")[0]), NumpyPolicy.load(folder / name))
+
+    def draw(self, rng: np.random.Generator) -> tuple[str, Any]:
+        """(label, opponent): a baseline name or a snapshot, chosen as documented."""
+        c = self.config
+        if not self.snapshots or (self.baselines and rng.random() < c.baseline_fraction):
+            return ("baseline", self.baselines[int(rng.integers(len(self.baselines)))])
+        if len(self.snapshots) == 1 or rng.random() < c.latest_fraction:
+            return ("snapshot", self.snapshots[-1][1])
+        return ("snapshot", self.snapshots[int(rng.integers(len(self.snapshots) - 1))][1])
+
+
+class _TimedAgent:
+    """A baseline agent whose act() time is added to a shared clock."""
+
+    def __init__(self, agent: Agent, clock: list[float]) -> None:
+        self.agent, self.clock, self.name = agent, clock, agent.name
+
+    def reset(self, seed: int | None = None) -> None:
+        self.agent.reset(seed)
+
+    def act(self, view: PlayerView) -> Move:
+        start = time.perf_counter()
+        move = self.agent.act(view)
+        self.clock[0] += time.perf_counter() - start
+        return move
+
+
+class SelfPlayEnv(gym.Env):
+    """The learner's Gymnasium view with a table size and opponents drawn from the pool per episode."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, config: TrainConfig, pool: OpponentPool, seed: int) -> None:
+        from agents.registry import make_agent
+
+        self.pool = pool
+        self.rng = np.random.default_rng(seed)
+        self.counts = config.player_counts
+        self.tables = {
+            n: YanivGymEnv(
+                num_players=n, rules=config.rules, episode=config.episode, max_turns=config.max_turns,
+                round_reward=config.round_reward,
+            )
+            for n in self.counts
+        }
+        first = self.tables[self.counts[0]]
+        self.observation_space = first.observation_space
+        self.action_space = first.action_space
+        self.clock = [0.0]  # seconds spent choosing opponent moves
+        self._bots = {name: _TimedAgent(make_agent(name), self.clock) for name in pool.baselines}
+        self.table = first
+
+    def _snapshot_player(self, policy: NumpyPolicy) -> Callable[[np.ndarray, np.ndarray], int]:
+        rng = np.random.default_rng(self.rng.integers(2**63))
+        clock = self.clock
+
+        def play(observation: np.ndarray, mask: np.ndarray) -> int:
+            start = time.perf_counter()
+            action = policy.act(observation, mask, rng)
+            clock[0] += time.perf_counter() - start
+            return action
+
+        return play
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        n = self.counts[int(self.rng.integers(len(self.counts)))]
+        self.table = self.tables[n]
+        opponents: list[Any] = []
+        for _ in range(n - 1):
+            kind, opponent = self.pool.draw(self.rng)
+            opponents.append(self._bots[opponent] if kind == "baseline" else self._snapshot_player(opponent))
+        self.table.set_opponents(opponents)
+        return self.table.reset(seed=int(self.rng.integers(2**63)), options=options)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        return self.table.step(action)
+
+    def action_masks(self) -> np.ndarray:
+        return self.table.action_masks()
+
+
+def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[SelfPlayEnv], Any]:
+    """``config.n_envs`` environments drawing from ``pool``, and the DummyVecEnv stepping them
+    (not yet seeded: the caller seeds it)."""
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    envs = [SelfPlayEnv(config, pool, seed=config.seed * 1000 + i) for i in range(config.n_envs)]
+    return envs, DummyVecEnv([lambda env=env: env for env in envs])
