@@ -78,8 +78,7 @@ class TrainConfig:
                                   "agents.policies.stakes.", fixed=NETWORK)
     activation: str = _f("tanh", "Hidden activation: tanh or relu.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update (rollouts use one). Use 1 when other jobs share "
-                               "the cores: measured on 2 cores beside another run, 2 threads spinning against it "
-                               "cut heads-up training from about 1,600 to 200 steps/s.")
+                               "the cores: spinning threads slow both (docs/experiments.md).")
     baselines: list[str] = _f(["random", "greedy", "heuristic"], "Baseline bots in the opponent pool.")
     baseline_fraction: float = _f(0.3, "Chance that an opponent seat gets a baseline bot.")
     latest_fraction: float = _f(0.5, "Chance that a snapshot seat gets the newest snapshot rather than an older one.")
