@@ -1,14 +1,11 @@
 """Train a Yaniv agent with MaskablePPO (sb3-contrib) against an opponent pool.
 
-    python train.py --config configs/default.yaml [key=value ...]
+    python train.py --config configs/default.yaml [key=value ...]     # python train.py --help: every key
     python train.py --resume runs/NAME [key=value ...]
 
-The config is ``agents.training.TrainConfig``: its defaults, overridden by the YAML file,
-overridden by ``key=value`` arguments (``python train.py --help`` lists every key). The run writes
-to ``runs/<name>/`` (``agents.training.runs`` lists the files). Ctrl-C saves a checkpoint and
-exits cleanly; ``--resume`` continues the step count, the pool and the TensorBoard curves, and
-refuses an override of any key the saved model would ignore. SB3 checkpoints are pickles: resume
-only runs you trust.
+The run writes to ``runs/<name>/`` (``agents.training.runs`` lists the files). Ctrl-C saves a
+checkpoint; ``--resume`` continues the steps, the pool and the curves, and refuses by name an
+override the saved model would ignore. SB3 checkpoints are pickles: resume only runs you trust.
 """
 
 from __future__ import annotations
@@ -70,26 +67,22 @@ def main(argv: list[str] | None = None) -> int:
 
     # -- PPO -------------------------------------------------------------------------------------
     callback = SelfPlayCallback(config, pool, envs, state)
-    remaining = config.total_timesteps - model.num_timesteps
     interrupted = False
-    if remaining > 0:
+    if model.num_timesteps < config.total_timesteps:
         try:
-            model.learn(total_timesteps=remaining, callback=callback, reset_num_timesteps=not run.resumed,
-                        tb_log_name="ppo")
+            model.learn(total_timesteps=config.total_timesteps - model.num_timesteps, callback=callback,
+                        reset_num_timesteps=not run.resumed, tb_log_name="ppo")
         except KeyboardInterrupt:
             interrupted = True
             if callback.bar is not None:
                 callback.bar.close()
-    callback.model = model
-    callback.save_checkpoint()
+    callback.save_final_checkpoint(model)
     if interrupted:
         print(f"\ninterrupted at step {model.num_timesteps}: checkpoint saved; continue with --resume {run.dir}")
         return 0
 
     # -- The final evaluation (if none ran at this step) and the summary -------------------------
-    evaluations = state.get("evaluations", [])
-    if not evaluations or evaluations[-1]["step"] != model.num_timesteps:
-        callback.evaluate()
+    callback.final_evaluation()
     run.finish(model.num_timesteps)
     return 0
 

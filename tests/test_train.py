@@ -136,6 +136,15 @@ def test_a_refused_resume_names_the_key_and_touches_nothing(run_dir, tmp_path):
     assert tree_digest(copy) == before
 
 
+def test_resuming_a_finished_run_keeps_its_step_count(run_dir, tmp_path):
+    copy = tmp_path / "tiny"
+    subprocess.run(["cp", "-r", str(run_dir), str(copy)], check=True)
+    done = train("--resume", str(copy))
+    assert done.returncode == 0, done.stderr
+    assert "trained 1024 steps" in done.stdout
+    assert json.loads((copy / "state.json").read_text())["timesteps"] == 1024
+
+
 def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path):
     copy = tmp_path / "tiny"
     subprocess.run(["cp", "-r", str(run_dir), str(copy)], check=True)

@@ -3,7 +3,8 @@
 
     callback = SelfPlayCallback(config, pool, envs, state)
     model.learn(total_timesteps=..., callback=callback, tb_log_name="ppo")
-    callback.evaluate()                                  # the final evaluation, if none ran at this step
+    callback.save_final_checkpoint(model)                # latest.zip and state.json at the model's step
+    callback.final_evaluation()                          # unless one ran at this step
 
 Every ``snapshot_every`` steps the callback adds a frozen copy of the learner to the opponent pool
 (and to the run's pool/ folder, which keeps the pool's snapshots only); every ``eval_every`` steps
@@ -205,4 +206,16 @@ class SelfPlayCallback(BaseCallback):
         self.current_policy().save(folder / "latest.npz")
         self.state["timesteps"] = self.num_timesteps
         save_state(self.run_dir, self.state)
+
+    def save_final_checkpoint(self, model: Any) -> None:
+        """A checkpoint of ``model`` at its own step count, after ``learn`` returned or was interrupted,
+        or when the run had no steps left and ``learn`` never ran (nor set this callback's step)."""
+        self.model, self.num_timesteps = model, model.num_timesteps
+        self.save_checkpoint()
+
+    def final_evaluation(self) -> None:
+        """An evaluation at the current step, unless one ran there already."""
+        evaluations = self.state.get("evaluations", [])
+        if not evaluations or evaluations[-1]["step"] != self.num_timesteps:
+            self.evaluate()
 
