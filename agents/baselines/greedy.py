@@ -3,23 +3,9 @@
 from __future__ import annotations
 
 from yaniv import DECK, POINTS, YANIV, Move, PlayerView
-from yaniv.cards import deck_cards
 from yaniv.game import DISCARD, KEEP, SLAMDOWN, SLAMDOWN_PHASE
 
 from agents.base import SeededAgent
-
-
-def unseen_cards(view: PlayerView) -> list[int]:
-    """The cards ``view``'s player has not seen: not in its hand, not on the pile, not known in a hand.
-
-    These are the cards that may be in the deck or hidden in the opponents' hands, in id order.
-    """
-    seen = set(view.hand)
-    seen.update(view.pile)
-    for q, cards in enumerate(view.known):
-        if q != view.player:
-            seen.update(cards)
-    return [c for c in deck_cards(view.rules.jokers) if c not in seen]
 
 
 def mean_points(cards: list[int]) -> float:
@@ -30,19 +16,20 @@ def mean_points(cards: list[int]) -> float:
 class GreedyAgent(SeededAgent):
     """Sheds the most points it can every turn and calls Yaniv as soon as the rules allow.
 
-    * **Yaniv**: called whenever it is legal (hand total at most the threshold), whatever the risk.
+    * **Yaniv**: called whenever it is legal (``Rules.may_call_yaniv``), whatever the risk.
     * **Discard**: the legal group with the most points. Ties go to the group with more cards (the
       hand left is smaller), then to the first such group in ``view.legal_moves`` order (singles,
       then sets, then runs, each in the engine's fixed order), which makes the choice deterministic.
     * **Draw**: the pile card "lowers the hand" when its points are strictly below both the expected
-      points of a deck draw, estimated as the mean points of the cards this player has not seen (not
-      in its hand, not on the pile, not seen taken by an opponent), and the points of the group it
-      discards. So it takes the pile card exactly when the hand total after the discard plus that
-      card is below the expected total after the discard plus a deck card, and below the total before
-      the turn. (The second condition makes every pile draw lower its total for good: without it two
-      greedy players could hand the same cards back and forth through the pile for ever.) Of several
-      drawable cards it considers the lowest (ties: the first drawable). Otherwise, and on equality,
-      it draws from the deck (from the pile if the deck cannot be drawn).
+      points of a deck draw, estimated as the mean points of the cards this player has not seen
+      (``PlayerView.unseen_cards``: not in its hand, not on the pile, not seen taken by an
+      opponent), and the points of the group it discards. So it takes the pile card exactly when
+      the hand total after the discard plus that card is below the expected total after the
+      discard plus a deck card, and below the total before the turn. (The second condition makes
+      every pile draw lower its total for good: without it two greedy players could hand the same
+      cards back and forth through the pile for ever.) Of several drawable cards it considers the
+      lowest (ties: the first drawable). Otherwise, and on equality, it draws from the deck (from
+      the pile if the deck cannot be drawn).
     * **Slamdown**: always slams (the hand only gets lower).
 
     It ignores combinations kept for later, opponents and the Assaf risk. It never uses its
@@ -73,6 +60,6 @@ class GreedyAgent(SeededAgent):
         choice = DECK
         if pile:
             low = min(pile, key=POINTS.__getitem__)
-            if DECK not in draws or POINTS[low] < min(best_key[0], mean_points(unseen_cards(view))):
+            if DECK not in draws or POINTS[low] < min(best_key[0], mean_points(view.unseen_cards())):
                 choice = low
         return Move(DISCARD, best, choice)

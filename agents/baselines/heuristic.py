@@ -1,7 +1,10 @@
 """The heuristic baseline: a careful human player's rules of thumb, made explicit.
 
 ``HeuristicAgent`` scores every legal (discard, draw) pair by the hand it leaves and plays the best;
-it calls Yaniv only when its estimate of the Assaf risk is low.
+it calls Yaniv only when its estimate of the Assaf risk is low. It is the baseline every other bot
+is measured against, the opponent of PPO training, and (score-aware, ``score_weight=2``) the teacher
+that ``configs/default.yaml`` copies. ``rank_moves(view)`` exposes its full ordering, which the
+search bot uses to pick the candidates it explores.
 
 **The hand value.** A hand ``H`` is worth ``V(H) = total(H) - relief(H)`` (lower is better), where
 ``relief(H)`` is the most points ``H`` can shed in one legal discard next turn, weighted: ``gamma``
@@ -12,28 +15,23 @@ next turn, so only the points in hand now count. Breaking a pair or a run in pro
 costs its lost relief, and a card that completes or extends a combination earns it.
 
 **Draws.** A pile card is known: the move is worth ``V(kept + card)``. A deck draw is worth the mean
-of ``V(kept + c)`` over the cards ``c`` this player has not seen: not in its hand, not on the pile,
-not seen taken by an opponent (``view.known``). So dead cards (on the pile, or held by an
-opponent) never count as outs for a run or set in progress, and a pile card is taken when it
-completes or extends a combination or is simply lower than what the deck is expected to give.
-Taking back a card it threw earlier in the round costs a little (``recycle_cost``), and in a long
-round pile draws cost more and more: two players passing the same cards back and forth through the
-pile would never end the round.
+of ``V(kept + c)`` over the cards ``c`` this player has not seen (``PlayerView.unseen_cards``). So
+dead cards (on the pile, or held by an opponent) never count as outs for a run or set in progress,
+and a pile card is taken when it completes or extends a combination or is simply lower than what
+the deck is expected to give. Taking back a card it threw earlier in the round costs a little
+(``recycle_cost``), and in a long round pile draws cost more and more: two players passing the
+same cards back and forth through the pile would never end the round.
 
 **Feeding the next player.** Only the next seat may draw from this player's discard. A discard
 whose drawable cards would help it (low cards, or cards of a rank / run it is seen collecting in
 ``view.known``) costs a penalty that grows as that player's hand shrinks (opponents' hand sizes are
 public), so it avoids throwing the card that lets an opponent close to Yaniv call.
 
-**Yaniv.** When it may call, it estimates the probability that some opponent's total is at most its
-own (below it when ``assaf_on_equal`` is off). Each opponent's hand is its known cards plus hidden
-cards drawn from the unseen cards, independently across opponents. Hidden cards the opponent has
-held through a discard are skewed towards low cards: a card worth more than the highest card of that
-opponent's last discard gets the weight ``kept_high_weight`` (players shed their high cards first),
-except the card just drawn from the deck, which is a plain unseen card. The per-opponent sum
-distribution is a convolution (exact for the model, with replacement); it calls when
-``P(some opponent <= mine) <= call_risk``, or when its total is 0. The accepted risk grows slowly
-in long rounds (``impatience``), so two cautious players cannot pass low cards back and forth for ever.
+**Yaniv.** When the rules let it call (``Rules.may_call_yaniv``), it calls if its total is 0 or
+the chance that some opponent's total is at most its own, ``yaniv.odds.assaf_risk`` (opponents'
+hidden cards drawn from the unseen cards, those kept through a discard skewed low by
+``kept_high_weight``), is at most ``call_risk``. The accepted risk grows slowly in long rounds
+(``impatience``), so two cautious players cannot pass low cards back and forth for ever.
 
 **Scores** (``score_weight``; 0, off, in the baseline). The hand left after a move is what this
 player takes if another player calls before its next turn, and in the game's score a few totals are
@@ -42,112 +40,37 @@ worth far more or less than their points: one that lands the score exactly on a 
 over the limit loses ``OVER_LIMIT_COST`` more. With ``score_weight > 0`` each move's value adds
 ``score_weight * P(the round ends first) * (its score change - its total)``, averaged over the
 unseen cards for a deck draw; the chance that the round ends first is read off the opponents' hand
-sizes (``yaniv.odds.round_end_chance``). Full games against baseline heuristics (seed 0,
-``--max-turns 500``, Wilson 95% intervals), as the cautious caller (``call_risk=0.1``) with the
-weight below (``evaluate.py --players 4 --agents heuristic:call_risk=0.1,score_weight=2 heuristic
-heuristic heuristic --games 400 --seed 0 --max-turns 500``; heads-up ``--players 2 ... heuristic
---games 1000``):
+sizes (``yaniv.odds.round_end_chance``). Measure it in full games: single rounds from zero scores
+cannot show what it is for.
 
-==============  ===================================  ====================================
-score_weight    4 players, against 3 heuristics      heads-up, against the heuristic
-==============  ===================================  ====================================
-0               22.0% [18.2, 26.3] of 400            55.7% [52.6, 58.8] of 1,000
-1               43.8% [39.0, 48.6]                   67.1% [64.1, 69.9]
-2               48.8% [43.9, 53.6]                   69.5% [66.6, 72.3]
-3               50.7% [45.9, 55.6]                   68.4% [65.5, 71.2]
-==============  ===================================  ====================================
-
-So the baseline's weakest point is not its play within a round but that it ignores the score,
-which single rounds from zero scores cannot show. The score-aware player even takes more points a
-round than the baseline (it keeps a hand that lands on a reset value rather than the lowest), so
-measure it in full games. It is the teacher of ``configs/default.yaml`` (``agents.training``).
-
-**Cost.** It is the opponent of PPO training, so a move must be cheap (about 0.1 ms). The deck
-draw of every discard needs ``V(kept + c)`` for each unseen card ``c``; a card that makes no set or
-run with the kept ones only adds its points and competes as a single for next turn's relief, so
-those are summed by value, and only the few that combine are looked at one by one. The best set or
-run a card makes depends only on the shape of the kept cards of its rank and suit (plus jokers),
-which is remembered (``_combo_points``), so no hand's discards are enumerated for it; the scores
-are the same floats as enumerating them.
+**Cost.** As the opponent of PPO training a move must be cheap. The deck draw of every discard
+needs ``V(kept + c)`` for each unseen card ``c``; a card that makes no set or run with the kept ones
+only adds its points and competes as a single for next turn's relief, so those are summed by value,
+and only the few that combine are looked at one by one. The best set or run a card makes depends
+only on the shape of the kept cards of its rank and suit (plus jokers), which is remembered
+(``_combo_points``), so no hand's discards are enumerated for it; the scores are the same floats as
+enumerating them.
 
 The agent uses no randomness: the same view always gives the same move (ties go to the earlier
-move in ``view.legal_moves``). ``rank_moves`` exposes its full ordering, which the search bot uses
-to pick the candidates it explores.
+move in ``view.legal_moves``). Its measured strength, settings tried and speed:
+``docs/experiments.md``.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Final, Sequence
 
 from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Move, PlayerView
 from yaniv.cards import JOKERS, NUM_RANKS, NUM_STANDARD
 from yaniv.game import DISCARD, KEEP, SLAMDOWN, SLAMDOWN_PHASE, STATE
 from yaniv.melds import classify, drawable_cards, legal_discards
-from yaniv.odds import MAX_POINTS, round_end_chance, sum_distribution
+from yaniv.odds import KEPT_HIGH_WEIGHT, assaf_risk, count_values, round_end_chance
 from yaniv.rules import Rules
 
 from agents.base import SeededAgent
-from agents.baselines.greedy import mean_points, unseen_cards
+from agents.baselines.greedy import mean_points
 
 OVER_LIMIT_COST: Final = 60.0  # points a round ending over the score limit counts as, beyond the hand's own
-
-
-@lru_cache(maxsize=65536)
-def _prob_at_most(
-    plain: tuple[float, ...], skewed: tuple[float, ...], n_plain: int, n_skewed: int, limit: int
-) -> float:
-    """P(n_plain cards of ``plain`` plus n_skewed cards of ``skewed`` sum to at most ``limit``)."""
-    if limit < 0:
-        return 0.0
-    a = sum_distribution(plain, n_plain, limit)
-    b = sum_distribution(skewed, n_skewed, limit)
-    return sum(a[i] * b[j] for i in range(limit + 1) for j in range(limit + 1 - i))
-
-
-def _normalize(weights: list[float]) -> tuple[float, ...]:
-    total = sum(weights)
-    return tuple(w / total for w in weights) if total else tuple([1.0] + [0.0] * MAX_POINTS)
-
-
-def assaf_risk(view: PlayerView, total: int | None = None, kept_high_weight: float = 0.35) -> float:
-    """Estimated probability that calling Yaniv now with ``total`` (default: the hand's) is Assafed.
-
-    See the module docstring for the model of the opponents' hidden cards.
-    """
-    me = view.player
-    if total is None:
-        total = sum(POINTS[c] for c in view.hand)
-    unseen = unseen_cards(view)
-    counts = [0] * (MAX_POINTS + 1)
-    for c in unseen:
-        counts[POINTS[c]] += 1
-    plain = _normalize([float(x) for x in counts])
-    last_discard: dict[int, tuple[int, ...]] = {}
-    last_draw: dict[int, int] = {}
-    for e in view.events:
-        if e.kind == DISCARD:
-            last_discard[e.player] = e.cards
-            last_draw[e.player] = e.drew
-    strict = 0 if view.rules.assaf_on_equal else 1
-    p_safe = 1.0
-    for q in range(view.num_players):
-        if q == me or not view.alive[q]:
-            continue
-        known = view.known[q]
-        hidden = view.hand_sizes[q] - len(known)
-        limit = total - strict - sum(POINTS[c] for c in known)
-        if limit < 0:
-            continue
-        if q in last_discard and hidden > 0:
-            cap = max(POINTS[c] for c in last_discard[q])
-            skewed = _normalize([counts[v] * (1.0 if v <= cap else kept_high_weight) for v in range(MAX_POINTS + 1)])
-            n_plain = 1 if last_draw[q] == DECK else 0
-            p = _prob_at_most(plain, skewed, n_plain, hidden - n_plain, limit)
-        else:
-            p = _prob_at_most(plain, plain, hidden, 0, limit)
-        p_safe *= 1.0 - p
-    return 1.0 - p_safe
 
 
 _RELIEF_MEMO: dict[tuple, float] = {}
@@ -263,7 +186,7 @@ class _Kept:
 
 
 class _Unseen:
-    """The cards a player has not seen (``unseen_cards``), summarised once per decision for
+    """The cards a player has not seen (``PlayerView.unseen_cards``), summarised once per decision for
     ``HeuristicAgent._deck_value``: how many of each value there are, and each natural card's
     points, rank and suit (the table look-ups hoisted out of the loop over discards)."""
 
@@ -271,10 +194,7 @@ class _Unseen:
 
     def __init__(self, cards: list[int]) -> None:
         self.cards = cards
-        counts = [0] * (MAX_POINTS + 1)
-        for c in cards:
-            counts[POINTS[c]] += 1
-        self.counts = [(v, n) for v, n in enumerate(counts) if n]  # (value, how many), values present
+        self.counts = [(v, n) for v, n in enumerate(count_values(cards)) if n]  # (value, how many), values present
         self.mean = mean_points(cards)
         # ``cards`` is in id order, so the jokers (52, 53) come after every natural card.
         self.naturals = [(c, POINTS[c], RANK[c], SUIT[c]) for c in cards if c < NUM_STANDARD]
@@ -296,13 +216,9 @@ class HeuristicAgent(SeededAgent):
     earlier in the round), ``score_weight`` (how much the game's score after the round counts:
     reset values and the limit, see "Scores" in the module docstring; 0 ignores the scores).
 
-    The defaults are the baseline every other bot is measured against, and they are not the best
-    settings: heads-up a more cautious caller, ``call_risk=0.1`` (the spec
-    ``heuristic:call_risk=0.1``), wins 55.7% [52.6, 58.8] of 1,000 full games against the default
-    and takes 0.60 +- 0.16 points a round fewer; at four players against three defaults it is
-    level (24.1% of 800 games, +0.07 +- 0.15 points). Seat rotation, duplicate deals, seed 0.
-    Minding the score as well (``heuristic:call_risk=0.1,score_weight=2``) it wins 69.5% heads-up
-    and 48.8% at four: "Scores" in the module docstring.
+    The defaults are the baseline every other bot is measured against, not its best settings: a
+    more cautious caller (``heuristic:call_risk=0.1``) is stronger heads-up, and minding the score
+    as well (``heuristic:call_risk=0.1,score_weight=2``) stronger still (``docs/experiments.md``).
     """
 
     name = "heuristic"
@@ -317,7 +233,7 @@ class HeuristicAgent(SeededAgent):
         threat_size: int = 2,
         call_risk: float = 0.25,
         feed_weights: Sequence[float] = (0.0, 0.3, 0.15, 0.0),
-        kept_high_weight: float = 0.35,
+        kept_high_weight: float = KEPT_HIGH_WEIGHT,
         patience: int = 8,
         impatience: float = 0.05,
         recycle_cost: float = 2.0,
@@ -350,7 +266,7 @@ class HeuristicAgent(SeededAgent):
 
     def should_call(self, view: PlayerView) -> bool:
         total = sum(POINTS[c] for c in view.hand)
-        if total > view.rules.yaniv_threshold:
+        if not view.rules.may_call_yaniv(total):
             return False
         return total == 0 or assaf_risk(view, total, self.kept_high_weight) <= self.call_limit(view)
 
@@ -385,7 +301,7 @@ class HeuristicAgent(SeededAgent):
         rules = view.rules
         gamma = self._gamma(view)
         hand = view.hand
-        unseen = _Unseen(unseen_cards(view))
+        unseen = _Unseen(view.unseen_cards())
         nxt = self._next_seat(view)
         feed_w = self._feed_weight(view, nxt)
         # Pile draws that would keep a long round going in circles cost extra (see ``call_limit``).
@@ -509,4 +425,4 @@ class HeuristicAgent(SeededAgent):
         return gain
 
 
-__all__ = ["HeuristicAgent", "assaf_risk", "relief"]
+__all__ = ["HeuristicAgent", "relief"]

@@ -1,27 +1,29 @@
 """The search bot: determinized rollouts that check the heuristic's best moves against each other.
 
-``SearchAgent`` plans on samples of the hidden cards, never on the real game. For each decision:
+``SearchAgent(seed, budget)`` (spec ``search[:N]``) plans on samples of the hidden cards, never on
+the real game. It is the strongest baseline, and the one that shows what looking ahead buys over
+the heuristic's rules of thumb. For each decision:
 
-1. **Candidates.** The heuristic bot (``agents.baselines.heuristic``, as a cautious caller: ``CALL_RISK``)
-   ranks every (discard, draw) move; the search keeps its ``top_k`` best, plus Yaniv when it is
-   legal (first if the heuristic would call, else right after the heuristic's choice), or both
-   answers to a pending slamdown. The heuristic's own choice comes first. A lone candidate is
-   played at once.
+1. **Candidates.** The heuristic bot (``agents.baselines.heuristic``, as a cautious caller:
+   ``CALL_RISK``) ranks every (discard, draw) move; the search keeps its ``top_k`` best, plus Yaniv
+   when it is legal (first if the heuristic would call, else right after the heuristic's choice),
+   or both answers to a pending slamdown. The heuristic's own choice comes first. A lone candidate
+   is played at once.
 2. **Determinizations.** ``Game.from_view(view, rng, single_round=True)`` deals the cards this
    player cannot see anew, consistently with everything its view shows (hand sizes, cards seen
    taken from the pile, the pile, reshuffles). A uniform deal overstates what opponents hold
    (people shed high cards and keep low ones), so ``informed_sample`` then re-weighs each
    opponent's hidden cards with a few Metropolis swaps against the deck: cards above what it last
    threw are unlikely unless they pair, low cards likelier, a high card it took from the pile
-   probably combines with something. On the heuristic's games the sampled opponent totals match
-   the real ones on average (the uniform deal overstates them by about a third).
+   probably combines with something.
 3. **Rollouts.** After the candidate, every seat plays the round out with ``RolloutPolicy``, a fast
    policy that reads the sampled ``Game`` directly (no views) and uses only what that seat may
-   know: call Yaniv when the hand is at most the threshold and a table-based Assaf estimate is low;
-   otherwise the discard and draw that leave the lowest ``total - relief`` (the heuristic's hand
-   value, a deck card at its mean). Each seat draws from its own stream of the sampled deck, so
-   when candidates differ in whether this player takes a pile card, the others still get the same
-   cards: candidates compared on one sample differ in their consequences, not in deck luck.
+   know: call Yaniv when the rules allow it and a table-based Assaf estimate
+   (``yaniv.odds.at_most_table``) is low; otherwise the discard and draw that leave the lowest
+   ``total - relief`` (the heuristic's hand value, a deck card at its mean). Each seat draws from
+   its own stream of the sampled deck, so when candidates differ in whether this player takes a
+   pile card, the others still get the same cards: candidates compared on one sample differ in
+   their consequences, not in deck luck.
 4. **Score.** A rollout scores the round for this player: the points the others took (their mean)
    minus its own, measured on the cumulative scores after the round, so a total landing on a
    halving value counts as the drop it is, plus ``ELIMINATION`` per opponent knocked out and minus
@@ -30,46 +32,13 @@
    alternative beats the heuristic's own choice on average, stage 2 spends the rest of the budget
    on those two alone, again paired. The alternative is played only if its mean advantage exceeds
    ``confidence`` standard errors of the paired difference; otherwise the heuristic's choice
-   stands. The outcome of a Yaniv round varies by about 15 points whatever the move, while good and
-   bad moves differ by a point or two, so this test keeps noise from overruling a sound heuristic.
-
-How much stronger than the heuristic it is, measured with the bots' random streams apart from the
-game's (``agents.base.agent_rng``; earlier figures here shared them and were inflated). Margins are
-the heuristic's points a round minus the search's, on single rounds with duplicate deals and seats
-rotated (``agents.tournament``), 95% intervals:
-
-* heads-up at the default budget it takes 1.14 +- 0.42 points a round fewer than the baseline
-  heuristic (1,500 deals, three runs of 500 with seeds 0, 1, 2: +1.36, +0.67, +1.39);
-* at four players against three heuristics it is level: -0.02 [-0.36, +0.32] (300 deals, 1,200
-  rounds, seed 0);
-* in full games, heads-up it wins 63.7% [58.9, 68.3] of 400 against the heuristic, +1.16 [+0.81,
-  +1.52] points a round; at four players against three heuristics it wins 42.5% [35.9, 49.4] of
-  200 (a fair share is 25%), +0.41 [+0.08, +0.74] points a round: much more than its level single
-  rounds (which start from zero scores) suggest. Its rollouts score halvings and eliminations
-  (4, above), which the heuristic ignores; that this is the cause is a guess, not a measurement.
-  Commands: ``evaluate.py --players 2 --agents search heuristic --games 400 --seed 0 --max-turns
-  500`` (21 minutes on 2 cores) and ``--players 4 --agents search heuristic heuristic heuristic
-  --games 200`` (14 minutes).
-
-Its ranking heuristic calls Yaniv more cautiously than the baseline (``CALL_RISK``). With the
-baseline's own heuristic inside, the search was 0.6 +- 0.25 points a round better heads-up (1,000
-deals), 0.2 +- 0.2 at a budget of 64 (2,100 deals), and -0.11 [-0.39, +0.17] at four players on the
-same 300 deals as above; the cautious heuristic alone is 0.46 +- 0.17 better heads-up (4,000
-deals). So the two gains add up heads-up: the cautious call, and the search's overrules on top.
-An earlier try of the cautious heuristic at a budget of 64 measured 0.66 +- 0.52 (1,000 deals).
-The edge is real but small against the round's noise (about 8 points a deal): showing it with 95%
-confidence takes some 600 deals, ``tests/test_agents.py::test_search_beats_heuristic_head_to_head``.
+   stands. A round's outcome varies far more with the cards than with the move, so this test keeps
+   noise from overruling a sound heuristic.
 
 ``budget`` is the most rollouts one decision may use (stage 2 runs only when stage 1 finds a
-promising alternative): strength against time per move, about 18 ms a move heads-up and 48 ms at
-four at the default (``benchmarks/agent_speed.py``, median; it was 20 and 30 ms with the baseline's
-Yaniv call, which ends rounds sooner: four cautious searchers play long rounds). Earlier sessions
-tried larger budgets (256, 512), a lower ``confidence`` (0, 0.5, 1.0), fewer candidates, uniform
-deals (``rho=1``), a bolder rollout call rule and a more cautious heuristic choice on Yaniv: on
-200-400 duplicate rounds none changed the points per round by more than one standard error (0.3 to
-0.9 points). Those runs shared the game's random stream (above), so they bound the differences, not
-the strength; the cautious call's gain (above) took 1,500 deals to show. The bot is deterministic
-given its seed: every sample and every rollout draws from its own generator in a fixed order.
+promising alternative): strength against time per move (``benchmarks/agent_speed.py``). The bot is
+deterministic given its seed: every sample and every rollout draws from its own generator in a
+fixed order. Its measured strength, speed and the variants tried: ``docs/experiments.md``.
 """
 
 from __future__ import annotations
@@ -81,9 +50,10 @@ from typing import NamedTuple
 import numpy as np
 
 from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Game, Move, PlayerView
-from yaniv.cards import NUM_STANDARD, deck_cards, sort_hand
-from yaniv.game import DISCARD, OVER, PLAY, SLAM, SLAMDOWN, SLAMDOWN_PHASE
-from yaniv.odds import sum_distribution
+from yaniv.cards import NUM_STANDARD, sort_hand
+from yaniv.game import DISCARD, OVER, PLAY, SLAM, SLAMDOWN, SLAMDOWN_PHASE, last_discards
+from yaniv.odds import KEPT_VALUE_WEIGHT, MAX_TOTAL, at_most_table, value_counts
+from yaniv.rules import Rules
 
 from agents.base import SeededAgent
 from agents.baselines.heuristic import HeuristicAgent, relief
@@ -91,54 +61,23 @@ from agents.baselines.heuristic import HeuristicAgent, relief
 _new = tuple.__new__
 DEFAULT_BUDGET = 128
 # The call_risk of the heuristic that ranks the search's candidates (the baseline heuristic's is 0.25):
-# heads-up the cautious caller is itself 0.46 points a round stronger than the baseline, at four
-# players level with it (agents.baselines.heuristic), and the search keeps its edge on top (module docstring).
+# the cautious caller is stronger heads-up, and the search keeps its edge on top (docs/experiments.md).
 CALL_RISK = 0.1
 ELIMINATION = 60.0  # rollout score of knocking an opponent out (and minus it for being knocked out)
-
-
-# How much likelier than a uniformly dealt card a hidden card of value v is in the hand of a player
-# who has thrown at least once this round (players shed high cards and keep low ones); measured on
-# the heuristic bot's own games and rounded.
-KEPT_WEIGHT = (1.2, 2.0, 2.0, 1.7, 1.5, 1.3, 1.2, 1.0, 0.8, 0.8, 0.35)
-
-
-@lru_cache(maxsize=8)
-def _at_most_table(
-    jokers: int, tilt: bool = True, max_cards: int = 8, limit: int = 80
-) -> tuple[tuple[float, ...], ...]:
-    """table[k][t]: P(sum of k hidden cards <= t), cards independent. With ``tilt``, one card is a
-    plain card of the deck and the other k - 1 follow ``KEPT_WEIGHT`` (cards a player kept)."""
-    counts = [0] * 11
-    for c in deck_cards(jokers):
-        counts[POINTS[c]] += 1
-    plain = [x / sum(counts) for x in counts]
-    kept = [x * w for x, w in zip(counts, KEPT_WEIGHT)] if tilt else counts
-    kept = [x / sum(kept) for x in kept]
-    table = [tuple([1.0] * (limit + 1))]
-    for k in range(1, max_cards + 1):
-        a = sum_distribution(plain, 1, limit)
-        b = sum_distribution(kept, k - 1, limit)
-        dist = [sum(a[i] * b[t - i] for i in range(t + 1)) for t in range(limit + 1)]
-        acc, row = 0.0, []
-        for p in dist:
-            acc += p
-            row.append(min(acc, 1.0))
-        table.append(tuple(row))
-    return tuple(table)
 
 
 class RolloutPolicy:
     """The fast playout policy: ``move(game)`` for whichever seat is to move, read off the ``Game``.
 
     It looks only at what that seat may know: its hand, the top of the pile, whether the deck has
-    cards, the opponents' hand sizes and the cards it saw them take. Yaniv: when the hand is at most
-    the threshold and the Assaf risk is at most ``call_risk`` (each opponent's hidden cards: one
-    plain deck card and the rest weighted by ``KEPT_WEIGHT`` when ``tilt``, from a precomputed
-    table; the accepted risk grows in long rounds, as the heuristic's does). Otherwise the discard
-    and draw with the lowest ``total - relief`` (the heuristic's hand value with ``gammas``), a deck
-    card counting at the deck's mean less ``deck_gain`` for the combinations it may make. Slamdowns
-    are always taken. Its choices are memoized by (hand, drawable cards, deck empty or not).
+    cards, the opponents' hand sizes and the cards it saw them take. Yaniv: when the rules allow it
+    (``Rules.may_call_yaniv``) and the Assaf risk is at most ``call_risk`` (each opponent's hidden
+    cards: one plain deck card and the rest weighted by ``KEPT_VALUE_WEIGHT`` when ``tilt``, read
+    off ``yaniv.odds.at_most_table``; the accepted risk grows in long rounds, as the heuristic's
+    does). Otherwise the discard and draw with the lowest ``total - relief`` (the heuristic's hand
+    value with ``gammas``), a deck card counting at the deck's mean less ``deck_gain`` for the
+    combinations it may make. Slamdowns are always taken. Its choices are memoized by (hand,
+    drawable cards, deck empty or not).
     """
 
     def __init__(
@@ -162,7 +101,7 @@ class RolloutPolicy:
         p = g.current
         total = g.totals[p]
         rules = g.rules
-        if total <= rules.yaniv_threshold and self._safe(g, p, total):
+        if rules.may_call_yaniv(total) and self._safe(g, p, total):
             return YANIV
         if rules is not self._rules:  # the memos below hold for one rule set
             self._rules, self._moves, self._deck_values = rules, {}, {}
@@ -222,7 +161,7 @@ class RolloutPolicy:
     def _safe(self, g: Game, p: int, total: int) -> bool:
         if total == 0:
             return True
-        table = _at_most_table(g.rules.jokers, self.tilt)
+        table = at_most_table(g.rules.jokers, self.tilt)
         strict = 0 if g.rules.assaf_on_equal else 1
         safe = 1.0
         hands, known, alive = g.hands, g.known, g.alive
@@ -236,7 +175,7 @@ class RolloutPolicy:
             if limit < 0:
                 continue
             hidden = len(hands[q]) - len(kq)
-            safe *= 1.0 - table[hidden][min(limit, 80)]
+            safe *= 1.0 - table[hidden][min(limit, MAX_TOTAL)]
         own_turns = g.turn // g.num_players
         return 1.0 - safe <= self.call_risk + 0.05 * max(0, own_turns - 8)
 
@@ -284,22 +223,40 @@ class _LastTurn(NamedTuple):
 
 
 def _last_turns(view: PlayerView) -> dict[int, _LastTurn]:
-    """Per opponent that has discarded this round, its last discard (see ``_LastTurn``)."""
+    """Per opponent that has discarded this round, its last discard (see ``_LastTurn``).
+
+    In the order the opponents first discarded this round (seat order from the round's first
+    discard): ``informed_sample`` draws its random numbers in this order.
+    """
+    events = view.events
+    last = last_discards(events, sum(view.alive))
+    if not last:
+        return {}
+    # A slamdown follows its own discard (a reshuffle perhaps between), so the slamdowns after the
+    # oldest of the last discards are those made since a seat's last discard.
+    slammed: set[int] = set()
+    discards = 0
+    for e in reversed(events):
+        if e.kind == SLAM:
+            slammed.add(e.player)
+        elif e.kind == DISCARD:
+            discards += 1
+            if discards == len(last):
+                break
+    first = next(e.player for e in events if e.kind == DISCARD)
+    n = view.num_players
     out: dict[int, _LastTurn] = {}
-    for e in view.events:
-        if e.player == view.player or e.player < 0:
-            continue
-        if e.kind == DISCARD:
+    for q in sorted(last, key=lambda seat: (seat - first) % n):
+        if q != view.player:
+            e = last[q]
             single = RANK[e.cards[0]] if len(e.cards) == 1 else -1
-            out[e.player] = _LastTurn(max(POINTS[c] for c in e.cards), single, e.cards, e.drew, True)
-        elif e.kind == SLAM and e.player in out:
-            out[e.player] = out[e.player]._replace(plain=False)
+            out[q] = _LastTurn(max(POINTS[c] for c in e.cards), single, e.cards, e.drew, q not in slammed)
     return out
 
 
 def _card_weight(c: int, hand: list[int], last: _LastTurn, rho: float) -> float:
     """The plausibility of a hidden card ``c`` kept in ``hand`` (see ``informed_sample``)."""
-    w = KEPT_WEIGHT[POINTS[c]]
+    w = KEPT_VALUE_WEIGHT[POINTS[c]]
     if POINTS[c] > last.cap or RANK[c] == last.single:
         r = RANK[c]
         if not any(k != c and RANK[k] == r for k in hand):
@@ -308,7 +265,7 @@ def _card_weight(c: int, hand: list[int], last: _LastTurn, rho: float) -> float:
 
 
 def _likelihood(
-    hand: list[int], hidden: list[int], last: _LastTurn, threshold: int, rho: float, no_call: float
+    hand: list[int], hidden: list[int], last: _LastTurn, rules: Rules, rho: float, no_call: float
 ) -> float:
     """How plausible ``hand`` is for an opponent, given its last turn (see ``informed_sample``)."""
     weights = [_card_weight(c, hand, last, rho) for c in hidden]
@@ -322,7 +279,7 @@ def _likelihood(
         out = 1.0
         for w in weights:
             out *= w
-        if last.plain and total - POINTS[last.drew] <= threshold:
+        if last.plain and rules.may_call_yaniv(total - POINTS[last.drew]):
             out *= no_call  # it could have called Yaniv at the start of that turn, and did not
         return out
     if not hidden:
@@ -333,7 +290,7 @@ def _likelihood(
         for j, w in enumerate(weights):
             if j != i:
                 out *= w
-        if last.plain and total - POINTS[x] <= threshold:
+        if last.plain and rules.may_call_yaniv(total - POINTS[x]):
             out *= no_call
         acc += out
     return acc / len(hidden)
@@ -348,10 +305,11 @@ def informed_sample(
     The uniform sample overstates what opponents hold: players shed high cards first and keep low
     ones. For each opponent that has thrown this round the target weighs its hand by
 
-    * each hidden card: ``KEPT_WEIGHT`` of its value, times ``rho`` when it is worth more than the
-      highest card of the opponent's last discard or has the rank of the single card it last threw
-      (it would have thrown it), unless it makes a set with another card of its hand. The card it
-      last drew from the deck (unknown which) is exempt: it came after that discard;
+    * each hidden card: ``yaniv.odds.KEPT_VALUE_WEIGHT`` of its value, times ``rho`` when it is
+      worth more than the highest card of the opponent's last discard or has the rank of the single
+      card it last threw (it would have thrown it), unless it makes a set with another card of its
+      hand. The card it last drew from the deck (unknown which) is exempt: it came after that
+      discard;
     * ``PILE_ALONE`` for each card of 4 points or more that it took from the pile and that makes
       no set or run with the rest of its hand (such cards are taken to combine);
     * ``no_call`` (off by default: it did not sharpen the estimates) when the hand it held at the
@@ -365,7 +323,7 @@ def informed_sample(
     g = Game.from_view(view, rng, single_round=True)
     if (rho >= 1.0 and no_call >= 1.0) or not g.deck or g.phase != PLAY:
         return g
-    threshold = view.rules.yaniv_threshold
+    rules = view.rules
     deck = g.deck
     pool = g.pools[-1]
     for q, last in _last_turns(view).items():
@@ -377,7 +335,7 @@ def informed_sample(
         if not slots:
             continue
         hidden = [c for c in hand if c not in known]
-        before = _likelihood(hand, hidden, last, threshold, rho, no_call)
+        before = _likelihood(hand, hidden, last, rules, rho, no_call)
         changed = False
         for _ in range(sweeps):
             for i in slots:
@@ -385,7 +343,7 @@ def informed_sample(
                 old = hand[i]
                 hand[i] = deck[j]
                 hidden = [c for c in hand if c not in known]
-                after = _likelihood(hand, hidden, last, threshold, rho, no_call)
+                after = _likelihood(hand, hidden, last, rules, rho, no_call)
                 if after >= before or rng.random() * before < after:
                     deck[j] = old
                     before = after
@@ -412,11 +370,9 @@ def _combines(card: int, kept: list[int]) -> bool:
 @lru_cache(maxsize=8)
 def _deck_histogram(jokers: int) -> tuple[tuple[int, float], ...]:
     """(points, share of the deck) for each card value of a full deck."""
-    cards = deck_cards(jokers)
-    counts = [0] * 11
-    for c in cards:
-        counts[POINTS[c]] += 1
-    return tuple((v, n / len(cards)) for v, n in enumerate(counts) if n)
+    counts = value_counts(jokers)
+    size = sum(counts)
+    return tuple((v, n / size) for v, n in enumerate(counts) if n)
 
 
 class SearchAgent(SeededAgent):
