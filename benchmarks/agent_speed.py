@@ -7,6 +7,7 @@ milliseconds of this process's CPU time, pinned to one core (the machines this r
 CPU time is disturbed far less by other work than wall time). Every seat of a table is the same bot;
 each table plays ``--rounds`` single rounds on fixed deals (seeds 0, 1, ...), and every move of every
 seat is timed (``act`` alone: building the seat's view is the engine's cost, not the bot's).
+The figures measured with it, and when, are in ``docs/experiments.md``.
 """
 
 from __future__ import annotations
