@@ -33,7 +33,7 @@ from agents import (
     make_agent,
     play_game,
 )
-from agents.baselines.heuristic import assaf_risk
+from yaniv.odds import assaf_risk
 from agents.baselines.search import RolloutPolicy, informed_sample
 from agents.tournament import run_tournament
 
