@@ -101,3 +101,19 @@ def test_importing_a_layer_pulls_in_nothing_heavier(module, absent):
     code = f"import sys, {module}; print(' '.join(m for m in {absent!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "", f"import {module} loaded {out.stdout.strip()}"
+
+
+def test_the_architecture_page_names_real_files_and_every_module():
+    """docs/architecture.md stays true: each file or folder it names exists, and each module of the
+    three packages is named (by its path, or its folder's when the folder is listed as a whole)."""
+    import re
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:yaniv|yaniv_env|agents|tests|docs|configs)/[\w./<>-]*)`", page))
+    missing = [p for p in named if "<" not in p and not (ROOT / p).exists()]
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+    modules = [p.relative_to(ROOT).as_posix() for package in PACKAGES for p in (ROOT / package).rglob("*.py")
+               if p.name != "__init__.py" and "__main__" not in p.name]
+    unnamed = [m for m in modules if m not in page and f"{m.rsplit('/', 1)[0]}/" not in named
+               and f"`{Path(m).stem}`" not in page]
+    assert not unnamed, f"docs/architecture.md does not mention {unnamed}"

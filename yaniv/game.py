@@ -279,20 +279,12 @@ class Game:
             top_by = g._previous_seat(current)
         g.hands = [sort_hand(h) for h in hands]
         g.totals = [hand_points(h) for h in g.hands]
-        g.deck = list(reversed(deck))  # drawn from the end
         groups = [classify(tuple(group), rules) for group in pile]  # raises naming a group that is not one
-        g.pile = [Group(ordered, kind, -1, ()) for kind, ordered in groups[:-1]]  # dead: nothing drawable
+        groups_on_pile = [Group(ordered, kind, -1, ()) for kind, ordered in groups[:-1]]  # dead: nothing drawable
         kind, ordered = groups[-1]
-        g.pile.append(Group(ordered, kind, top_by, drawable_cards(kind, ordered, rules)))
-        g.known = [set() for _ in range(n)]
-        g.pools = [frozenset(full)]
-        g.events = []
-        g.starter = g.current = current
-        g.phase = PLAY
-        g.pending = None
-        g.turn = 0
+        groups_on_pile.append(Group(ordered, kind, top_by, drawable_cards(kind, ordered, rules)))
         g.round_number = 1
-        g._discards = None
+        g._open_round(current, list(reversed(deck)), groups_on_pile, full)  # the deck is drawn from the end
         return g
 
     # ------------------------------------------------------------------------------------------
@@ -610,8 +602,13 @@ class Game:
                 del deck[-size:]
         self.totals = [hand_points(h) for h in self.hands]
         face_up = deck.pop()
+        self.round_number += 1
+        self._open_round(starter, deck, [Group((face_up,), SINGLE, -1, (face_up,))], cards)
+
+    def _open_round(self, starter: int, deck: list[int], pile: list[Group], cards: tuple[int, ...]) -> None:
+        """The start of a round, hands dealt: ``starter`` to move, nothing seen taken, an empty record."""
         self.deck = deck
-        self.pile = [Group((face_up,), SINGLE, -1, (face_up,))]
+        self.pile = pile
         self.known = [set() for _ in range(self.num_players)]
         self.pools = [frozenset(cards)]
         self.events = []
@@ -619,7 +616,6 @@ class Game:
         self.phase = PLAY
         self.pending = None
         self.turn = 0
-        self.round_number += 1
         self._discards = None
 
     def copy(self) -> "Game":

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from yaniv.rules import PRESETS
+from agents.policies.ppo import ACTIVATIONS
 from yaniv_env.aec import ROUND_REWARDS
 
 # Why a resumed run cannot change a key (the ``fixed`` of its field).
@@ -76,7 +77,7 @@ class TrainConfig:
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
                                   "agents.policies.stakes.", fixed=NETWORK)
-    activation: str = _f("tanh", "Hidden activation: tanh or relu.", fixed=NETWORK)
+    activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update (rollouts use one). Use 1 when other jobs share "
                                "the cores: spinning threads slow both (docs/experiments.md).")
     baselines: list[str] = _f(["random", "greedy", "heuristic"], "Baseline bots in the opponent pool.")
@@ -135,7 +136,7 @@ class TrainConfig:
         need(self.episode in ("round", "game"), "episode", "round or game")
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
-        need(self.activation in ("tanh", "relu"), "activation", "tanh or relu")
+        need(self.activation in ACTIVATIONS, "activation", " or ".join(ACTIVATIONS))
         need(bool(self.net_arch) and all(n >= 1 for n in self.net_arch), "net_arch", "a list of layer sizes >= 1")
         need(self.batch_size <= self.n_envs * self.n_steps, "batch_size", "at most n_envs * n_steps")
         try:
