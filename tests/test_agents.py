@@ -135,13 +135,16 @@ def test_bots_refuse_a_view_without_moves():
 # ------------------------------------------------------------------------------------------------
 
 
-def position(hands: list[str], top: str, *, rules="default", current: int = 0) -> Game:
+def position(hands: list[str], top: str, *, rules="default", current: int = 0, scores: list[int] | None = None,
+             known: list[str] | None = None) -> Game:
     """A fresh round with the given hands and top card (the rest of the deck below, in id order)."""
     cards = [parse_cards(h) for h in hands]
     top_cards = parse_cards(top)
     used = {c for h in cards for c in h} | set(top_cards)
     deck = [c for c in deck_cards(get_rules(rules).jokers) if c not in used]
-    return Game.from_position(cards, [top_cards], deck[::-1], rules, current=current, single_round=True, seed=0)
+    return Game.from_position(cards, [top_cards], deck[::-1], rules, current=current, scores=scores,
+                              known=None if known is None else [parse_cards(k) for k in known],
+                              single_round=True, seed=0)
 
 
 def test_greedy_calls_sheds_the_most_and_draws_low():
@@ -190,9 +193,7 @@ def test_score_aware_heuristic_aims_for_a_halving_value():
     now: ``(50 - 86) - 14 = -50`` points beyond the hand, worth 0.6 * -50 = -30 at score_weight 1.
     A deck draw lands on 100 only with one of the 3 unseen nines of 49 unseen cards (-1.8). The
     baseline, blind to the score, draws from the deck; the score-aware player takes the 9."""
-    game = position(["KC KD 4H AC", "9S"], "9C")
-    game.scores = [86, 50]
-    view = game.view(0)
+    view = position(["KC KD 4H AC", "9S"], "9C", scores=[86, 50]).view(0)
     kings, nine = parse_cards("KC KD"), parse_cards("9C")[0]
     assert HeuristicAgent().act(view) == Move.discard(kings, DECK)
     aware = HeuristicAgent(score_weight=1.0)
@@ -202,17 +203,15 @@ def test_score_aware_heuristic_aims_for_a_halving_value():
     assert scores[Move.discard(kings, nine)] - plain[Move.discard(kings, nine)] == pytest.approx(-30.0)
     assert scores[Move.discard(kings, DECK)] - plain[Move.discard(kings, DECK)] == pytest.approx(-30.0 * 3 / 49)
     # With the score far from 100, 200 and the limit, the term is zero: the same ranking exactly.
-    game.scores = [20, 50]
-    assert HeuristicAgent(score_weight=1.0).rank_moves(game.view(0)) == HeuristicAgent().rank_moves(game.view(0))
+    far = position(["KC KD 4H AC", "9S"], "9C", scores=[20, 50]).view(0)
+    assert HeuristicAgent(score_weight=1.0).rank_moves(far) == HeuristicAgent().rank_moves(far)
     # Going over the limit costs OVER_LIMIT_COST: at 190, keeping 5 + a pile 9 (204) is avoided.
-    game.scores = [190, 50]
-    move = HeuristicAgent(score_weight=1.0).act(game.view(0))
+    move = HeuristicAgent(score_weight=1.0).act(position(["KC KD 4H AC", "9S"], "9C", scores=[190, 50]).view(0))
     assert move.draw != nine
 
 
 def test_assaf_risk_counts_known_cards():
-    game = position(["3C 4D", "KS QS JS 10S"], "8C")
-    game.known[1] = set(parse_cards("KS QS JS"))  # seen taken from the pile: 30 points at least
+    game = position(["3C 4D", "KS QS JS 10S"], "8C", known=["", "KS QS JS"])  # seen taken: 30 points at least
     assert assaf_risk(game.view(0)) == 0.0
 
 

@@ -935,3 +935,31 @@ def test_score_stakes_agree_with_the_engine(rules, score, hand):
     assert score + t - taken[t] == g.scores[1]
     assert over[t] == (g.scores[1] > g.rules.score_limit)
     assert len(taken) == len(over) == (g.rules.hand_size + 1) * 10 + 1
+
+
+@pytest.mark.parametrize(
+    "hands, pile, deck, options, words",
+    [
+        (["AC 2C", "AC"], ["5S"], "", {}, "placed twice"),
+        (["AC 2C", "3D"], ["5S 9H"], "", {}, "one rank"),
+        (["AC 2C", "3D"], [], "", {}, "pile"),
+        (["AC 2C 3C 4C 5C 6C 7C 8C", "3D"], ["5S"], "", {}, "seat 0 holds 8 cards"),
+        (["AC 2C", ""], ["5S"], "", {}, "seat 1 holds 0 cards"),
+        (["AC 2C", "3D"], ["5S"], "", {"known": [(), C("4D")]}, "known"),
+        (["AC 2C", "3D"], ["5S"], "JK2", {"rules": Rules(jokers=1)}, "not in a deck with 1 joker"),
+    ],
+    ids=["a card twice", "a top that is no group", "no pile", "eight cards", "an empty hand in the game",
+         "known cards not held", "a joker the deck lacks"],
+)
+def test_a_position_that_cannot_be_is_refused_by_name(hands, pile, deck, options, words):
+    with pytest.raises(ValueError, match=words):
+        Game.from_position([C(h) for h in hands], [C(p) for p in pile], list(C(deck)), **options)
+
+
+def test_a_position_plays_on_from_where_it_was_placed():
+    g = Game.from_position([C("AC 2C"), C("KD QD")], [C("5S"), C("9H")], list(C("3H 4H")), top_by=1,
+                           known=[C("2C"), ()])
+    assert g.current == 0 and g.top == Group(C("9H"), "single", 1, C("9H")) and g.pile_cards() == C("5S 9H")
+    assert g.view(1).known[0] == {C("2C")[0]} and g.view(0).dead == C("5S")
+    g.apply(Move.discard(C("2C"), DECK))
+    assert g.hands[0] == list(C("AC 3H")) and g.deck == list(C("4H")) and g.known == [set(), set()]

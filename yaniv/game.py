@@ -240,6 +240,7 @@ class Game:
         top_by: int | None = None,
         current: int = 0,
         scores: Sequence[int] | None = None,
+        known: Sequence[Sequence[int]] | None = None,
         single_round: bool = False,
         seed: int | np.random.Generator | None = None,
     ) -> "Game":
@@ -250,10 +251,11 @@ class Game:
         ``pile``    the discarded groups, bottom first; the last is the top group (a legal group whose
                     drawable cards follow from the rules), the ones under it are dead;
         ``deck``    the deck's cards, the first drawn first;
-        ``top_by``  the seat that threw the top group (default: the seat before ``current``).
+        ``top_by``  the seat that threw the top group (default: the seat before ``current``);
+        ``known``   per seat, the cards of its hand that everyone saw it take from the pile (default: none).
 
-        Cards left out of all three are out of play. Nobody has been seen taking a card, the round's
-        record is empty, and it is turn 0 of round 1; the rest is as in ``Game(...)``.
+        Cards left out of all three are out of play. The round's record is empty, and it is turn 0
+        of round 1; the rest is as in ``Game(...)``.
         """
         g = cls.__new__(cls)
         g.rules = rules = get_rules(rules)
@@ -285,6 +287,10 @@ class Game:
         groups_on_pile.append(Group(ordered, kind, top_by, drawable_cards(kind, ordered, rules)))
         g.round_number = 1
         g._open_round(current, list(reversed(deck)), groups_on_pile, full)  # the deck is drawn from the end
+        if known is not None:
+            if len(known) != n or any(not set(seen) <= set(hand) for seen, hand in zip(known, hands)):
+                raise ValueError(f"known must give, for each of the {n} seats, cards of its own hand; got {known!r}")
+            g.known = [set(seen) for seen in known]
         return g
 
     # ------------------------------------------------------------------------------------------
