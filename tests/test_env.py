@@ -448,3 +448,61 @@ def test_score_segments_price_each_move_by_the_score_it_leaves():
     obs = observer.observe(game.view(0))
     for name in ("reset", "over", "reset_soon", "over_soon"):
         assert observer.view(name, obs).sum() == 0
+
+
+BAD_ACTIONS = [3.7, 3.0, "3", True, np.bool_(True), None, "x", float("nan"), [3], np.array([3])]
+
+
+@pytest.mark.parametrize("bad", BAD_ACTIONS, ids=repr)
+def test_an_action_that_is_not_an_integer_id_is_refused_by_name(bad):
+    """Issue 18.17: 3.7 used to play action 3, "3" and True were taken as ids, and None, "x" or NaN
+    raised bare TypeErrors. Only ints and numpy integers are action ids."""
+    env = yaniv_env.raw_env(num_players=2)
+    env.reset(seed=0)
+    before = env.game.copy()
+    with pytest.raises(ValueError, match="an action is an integer id"):
+        env.step(bad)
+    assert env.game.hands == before.hands and env.game.turn == before.turn
+    gym_env = yaniv_env.YanivGymEnv(num_players=2)
+    gym_env.reset(seed=0)
+    with pytest.raises(ValueError, match="an action is an integer id"):
+        gym_env.step(bad)
+
+
+def test_numpy_integer_actions_are_ids():
+    env = yaniv_env.raw_env(num_players=2)
+    env.reset(seed=0)
+    legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+    env.step(legal[0])  # a numpy int64, as policies give
+    env.step(np.array(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))  # a 0-d array
+    assert env.game.turn == 2
+
+
+def test_calls_out_of_order_say_to_reset():
+    """Issue 18.18: before reset an AttributeError, after a truncated episode KeyError 'player_0'."""
+    env = yaniv_env.raw_env(num_players=2, max_turns=3)
+    for call in (lambda: env.step(0), env.last, lambda: env.observe("player_0")):
+        with pytest.raises(RuntimeError, match=r"before reset\(\): call reset\(\) first"):
+            call()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="unknown agent 'player_7'"):
+        env.observe("player_7")
+    for agent in env.agent_iter():
+        _, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+    assert not env.agents
+    for call in (lambda: env.step(0), env.last):
+        with pytest.raises(RuntimeError, match=r"after the episode ended .*call reset\(\)"):
+            call()
+    env.reset(seed=1)  # and it plays on after reset
+    assert env.agents == ["player_0", "player_1"]
+    gym_env = yaniv_env.YanivGymEnv(num_players=2)
+    with pytest.raises(RuntimeError, match=r"before reset\(\)"):
+        gym_env.step(0)
+
+
+@pytest.mark.parametrize("opponents", ["nope", b"nope", 7, ["nope"]], ids=repr)
+def test_an_opponent_that_is_no_agent_is_named(opponents):
+    """Issue 18.18: opponents="nope" said "got 4" (a string is a sequence of four letters)."""
+    with pytest.raises((ValueError, TypeError), match="an opponent must be an agent"):
+        gymnasium.make(yaniv_env.GYM_ID, num_players=2, opponents=opponents)

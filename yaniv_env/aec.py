@@ -38,8 +38,11 @@ Rewards
 
 Every agent receives its final reward at the step that ends the episode, whoever moved.
 
-Illegal actions raise ``ValueError`` in ``raw_env`` naming the action and the reason; ``env()``
-adds PettingZoo's usual wrappers (illegal action: -1 and the episode ends; bounds; call order).
+Illegal actions raise ``ValueError`` in ``raw_env`` naming the action and the reason, and so does
+anything that is not an integer action id (a float such as 3.7, a bool, a string, None for an
+agent still in play); ``env()`` adds PettingZoo's usual wrappers (illegal action: -1 and the
+episode ends; bounds; call order). ``step()``, ``last()`` and ``observe()`` before ``reset()``, or
+``step()`` and ``last()`` once every agent is done, raise ``RuntimeError`` saying to call ``reset()``.
 
 Version history
 ---------------
@@ -177,23 +180,27 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         self.agent_selection = self.possible_agents[self.game.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        view = self.game.view(self.agent_name_mapping[agent])
+        view = self._view(agent)
         return {"observation": self.observer.observe(view), "action_mask": self.observer.action_mask(view)}
 
     def action_mask(self, agent: str) -> np.ndarray:
-        return self.observer.action_mask(self.game.view(self.agent_name_mapping[agent]))
+        return self.observer.action_mask(self._view(agent))
+
+    def last(self, observe: bool = True) -> tuple:
+        self._require_episode("last()")
+        return super().last(observe)
 
     def step(self, action: int) -> None:
+        self._require_episode("step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
+        action = self.table.check(action)
         game = self.game
         try:
-            game.apply(self.table.to_move(int(action), game.view(game.current)))
+            game.apply(self.table.to_move(action, game.view(game.current)))
         except ValueError as error:
-            raise ValueError(
-                f"illegal action {action} ({self.table.describe(int(action))}) for {agent}: {error}"
-            ) from None
+            raise ValueError(f"illegal action {action} ({self.table.describe(action)}) for {agent}: {error}") from None
         self._cumulative_rewards[agent] = 0.0
         self.turns += 1
         for a in self.agents:
@@ -206,6 +213,20 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    def _require_episode(self, call: str) -> None:
+        """RuntimeError naming the call if no episode is under way (before reset, or once every agent is done)."""
+        if self.game is None:
+            raise RuntimeError(f"{call} before reset(): call reset() first")
+        if not self.agents:
+            raise RuntimeError(f"{call} after the episode ended (every agent is done): call reset()")
+
+    def _view(self, agent: str):
+        if self.game is None:
+            raise RuntimeError("observe() before reset(): call reset() first")
+        if agent not in self.agent_name_mapping:
+            raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
+        return self.game.view(self.agent_name_mapping[agent])
 
     def _end_episode(self) -> None:
         game = self.game

@@ -257,6 +257,19 @@ class ActionTable:
             tuple(i for i in range(hand_size) if m >> i & 1) for m in range(1, self.num_subsets + 1)
         )
 
+    def check(self, action: object) -> int:
+        """``action`` as a plain int if it is an action id: an int or a numpy integer (a 0-d integer
+        array too), from 0 to ``size - 1``. ValueError naming the value otherwise: a float, a bool, a
+        string or None is not an action id, even when it would round to one."""
+        if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"an action is an integer id from 0 to {self.size - 1}, got {action!r} "
+                             f"({type(action).__name__})")
+        if not 0 <= action < self.size:
+            raise ValueError(f"action {action} is out of range 0..{self.size - 1}")
+        return int(action)
+
     def describe(self, action: int) -> str:
         """A readable name for an action id: "discard slots (0, 2), draw source 1"."""
         if not 0 <= action < self.size:

@@ -20,7 +20,8 @@
   still receives its final reward with ``terminated=True``.
 * An illegal action (one the mask forbids) ends the episode with reward -1 and
   ``info["illegal_action"]`` saying why, as ``yaniv_env.env()`` does; ``illegal_action="raise"``
-  raises ``ValueError`` instead. MaskablePPO never picks one.
+  raises ``ValueError`` instead. MaskablePPO never picks one. Anything that is not an integer
+  action id (3.7, True, "3", None) raises ``ValueError`` naming it, whatever ``illegal_action`` says.
 * The other arguments (``num_players``, ``rules``, ``episode``, ``round_reward``, ``max_turns``,
   ``render_mode``) are those of ``yaniv_env.aec.raw_env``.
 """
@@ -39,7 +40,7 @@ Policy = Union[Callable[[np.ndarray, np.ndarray], int], Any]
 
 
 def _check_policy(policy: Policy) -> Policy:
-    if not (hasattr(policy, "act") or callable(policy)):
+    if isinstance(policy, (str, bytes)) or not (hasattr(policy, "act") or callable(policy)):
         raise TypeError(f"an opponent must be an agent with act(view) or a callable (observation, mask), got {policy!r}")
     return policy
 
@@ -83,7 +84,7 @@ class YanivGymEnv(gym.Env):
         """One opponent for every other seat, or a sequence with one per seat (the learner's ignored)."""
         if opponents is None:
             self._opponents = [self._uniform_opponent] * self.num_players
-        elif isinstance(opponents, Sequence):
+        elif isinstance(opponents, Sequence) and not isinstance(opponents, (str, bytes)):
             if len(opponents) not in (self.num_players - 1, self.num_players):
                 raise ValueError(
                     f"give {self.num_players - 1} opponents (or one per seat, {self.num_players}), got {len(opponents)}"
@@ -125,10 +126,13 @@ class YanivGymEnv(gym.Env):
         raise RuntimeError("1000 deals in a row ended before the learner's first turn")
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self.aec.game is None:
+            raise RuntimeError("step() before reset(): call reset() first")
         if self._done() or self.aec.agent_selection != self.learner:
             raise RuntimeError("step() called after the episode ended; call reset()")
-        if not (0 <= int(action) < len(self._mask) and self._mask[int(action)]):
-            reason = self._illegal_reason(int(action))
+        action = self.aec.table.check(action)  # a non-integer is an error, not an illegal move
+        if not self._mask[action]:
+            reason = self._illegal_reason(action)
             if self.illegal_action == "raise":
                 raise ValueError(reason)
             self._ended = True
