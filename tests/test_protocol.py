@@ -13,7 +13,8 @@ from agents import make_agent
 from yaniv import Game, Move, parse_cards
 from yaniv.game import DISCARD
 from yaniv.protocol import (
-    ProtocolError, apply_move, game_from_state, move_from_json, move_to_json, schema, state_for, view_from_state,
+    CARD_SPELLINGS, ProtocolError, apply_move, game_from_state, move_from_json, move_to_json, parse_json, schema, state_for,
+    view_from_state,
 )
 from yaniv.rules import get_rules
 from yaniv_env.encoding import Observer
@@ -227,3 +228,110 @@ def test_a_state_without_history_is_a_round_joined_in_progress():
     for spec in ("heuristic", "search:8"):
         move = make_agent(spec, seed=0).act(game.view(state["seat"]))
         assert move in game.legal_moves()
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile and careless input (issue 18): every bound holds, every refusal names the field
+# ---------------------------------------------------------------------------------------------
+
+
+def _respell(text_of):
+    """Write the hand's first card as ``text_of(code)``: a sloppy spelling of a card that is there."""
+    def change(state):
+        state["hand"][0] = text_of(state["hand"][0])
+        return state
+    return change
+
+
+def _nested_presets(depth):
+    def change(state):
+        rules = "default"
+        for _ in range(depth):
+            rules = {"preset": rules}
+        state["rules"] = rules
+        return state
+    return change
+
+
+HOSTILE_STATES = [
+    ("a score over the limit for a seat in the game", _set(["players", 1, "score"], 5000), "players[1].score"),
+    ("a turn of 10^300", _set(["turn"], 10**300), "turn: expected an integer"),
+    ("a round of 10^300", _set(["round"], 10**300), "round: expected an integer"),
+    ("a deck size of 10^300", _set(["deck_size"], 10**300), "deck_size: expected an integer"),
+    ("a seat of 10^4000", _set(["seat"], 10**4000), "seat: expected an integer"),
+    ("a score of 10^4000", _set(["players", 0, "score"], 10**4000), "players[0].score"),
+    ("a rule value of 10^300", _set(["rules"], {"score_limit": 10**300}), "rules.score_limit"),
+    ("a rule value of 10^4000", _set(["rules"], {"yaniv_threshold": 10**4000}), "rules.yaniv_threshold"),
+    ("a list of rule values too long", _set(["rules"], {"score_reset_at": list(range(1, 10**4))}),
+     "rules.score_reset_at"),
+    ("a rule value that is an object", _set(["rules"], {"jokers": {"a": 1}}), "rules.jokers"),
+    ("a card with a trailing space", _respell(lambda code: code + " "), "unknown card"),
+    ("a card with a newline", _respell(lambda code: code.lower() + "\n"), "unknown card"),
+    ("a joker written JOKER", _set(["hand", 0], "JOKER"), "unknown card 'JOKER'"),
+    ("a nested preset", _set(["rules"], {"preset": {"preset": "default"}}), "rules.preset"),
+    ("900-deep nested presets", _nested_presets(900), "rules.preset"),
+    ("a hand of 40,000 cards", _set(["hand"], ["AS"] * 40_000), "hand:"),
+    ("a known list of 40,000 cards", _set(["players", 1, "known"], ["AS"] * 40_000), "players[1].known:"),
+    ("a dead pile of 40,000 cards", _set(["pile", "dead"], ["AS"] * 40_000), "pile.dead:"),
+    ("a history event of 40,000 cards", _set(["history"], [{"player": 0, "discard": ["AS"] * 40_000, "draw": "deck"}]),
+     "history[0].discard:"),
+]
+
+
+@pytest.mark.parametrize("name,breaker,words", HOSTILE_STATES, ids=[b[0] for b in HOSTILE_STATES])
+def test_hostile_states_are_refused_at_once_by_field(name, breaker, words):
+    import time
+
+    broken = breaker(copy.deepcopy(_state()))
+    started = time.perf_counter()
+    with pytest.raises(ProtocolError) as error:
+        view_from_state(broken)
+    assert words in str(error.value)
+    assert len(str(error.value)) < 400, "an error quotes a bounded part of the input"
+    assert time.perf_counter() - started < 0.5, "size checks come before any deep work"
+
+
+def test_the_documented_card_spellings_are_still_read():
+    """docs/protocol.md: lower case, 10 for T, suit symbols, and JK for the first joker."""
+    state = _state()
+    for i, code in enumerate(state["hand"]):
+        spellings = ["jk"] if code == "JK1" else [code.lower(), code[:-1] + "♣♦♥♠"["CDHS".index(code[-1])]]
+        spellings += [code.replace("T", "10")] if code.startswith("T") else []
+        for spelling in spellings:
+            assert view_from_state(_set(["hand", i], spelling)(copy.deepcopy(state))).hand == view_from_state(state).hand
+    assert parse_cards("10h q♦ JK") == tuple(CARD_SPELLINGS[text] for text in ("10H", "Q♦", "JK"))
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested"),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, "nested"),
+        ("[" * 100_000, "nested"),
+        ('{"seat": NaN}', "NaN"),
+        ('{"seat": -Infinity}', "Infinity"),
+        (b'{"seat": "\xff"}', "not UTF-8"),
+        ("x" * 2000, "longer than"),
+    ],
+    ids=["100k lists", "100k objects", "100k unclosed", "NaN", "Infinity", "not UTF-8", "too long"],
+)
+def test_parse_json_refuses_what_would_break_a_reader(text, words):
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(ProtocolError) as error:
+        parse_json(text, max_bytes=1000 if words == "longer than" else None)
+    assert words in str(error.value)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_parse_json_names_the_field_of_a_huge_number():
+    state = _state()
+    text = json.dumps(state).replace(f'"turn": {state["turn"]}', '"turn": ' + "7" * 6000)
+    with pytest.raises(ProtocolError, match=r"^turn: expected an integer .* a number of 6000 digits"):
+        view_from_state(parse_json(text))
+    with pytest.raises(ProtocolError, match=r"^turn: expected an integer .* a number too large for a float"):
+        view_from_state(parse_json(text.replace("7" * 6000, "1e999")))
+    assert view_from_state(parse_json(json.dumps(state))).turn == state["turn"]
+    assert parse_json(b'{"strings": "[[[[", "a": [[{"b": 12345678901234567890}]]}') == {
+        "strings": "[[[[", "a": [[{"b": 12345678901234567890}]]}

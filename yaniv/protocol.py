@@ -43,29 +43,41 @@ Move (a JSON object)::
     {"action": "slamdown"}        # throw the pending card onto the group just discarded
     {"action": "keep"}            # keep it
 
-Cards are named as ``yaniv.card_code`` writes them ("AS", "TH", "QD", "JK1", "JK2"); reading is
-lenient ("10H", "q♦" and "JK" are accepted). ``state_for(game, player)`` writes the state of any
-player of a game in progress, ``apply_move(game, move)`` applies a move to a game, and
-``game_from_state(state, rng)`` rebuilds a full game consistent with a state (the hidden cards
+Cards are named as ``yaniv.card_code`` writes them ("AS", "TH", "QD", "JK1", "JK2"). Readers
+also take the spellings docs/protocol.md lists, and no other: lower case, "10" for "T", suit symbols
+("q♦") and "JK" for the first joker; "AH ", "5h\\n" or "JOKER" are unknown cards (the terminal
+game's own reader, ``yaniv.cards.parse_card``, stays friendlier). ``state_for(game, player)`` writes
+the state of any player of a game in progress, ``apply_move(game, move)`` applies a move to a game,
+and ``game_from_state(state, rng)`` rebuilds a full game consistent with a state (the hidden cards
 sampled), which is how every bot answers a state. A state or move that cannot be read, or that
 describes an impossible position, raises ``ProtocolError`` (a ``ValueError``) naming the problem.
+
+Limits, for text from anyone: ``parse_json(text)`` reads one JSON value of at most ``MAX_TEXT_BYTES``
+bytes of UTF-8, nested at most ``MAX_DEPTH`` deep (checked by a linear scan before the parser
+recurses), with no NaN or infinity and no integer of more than ``MAX_DIGITS`` digits (such a number
+reads as a ``NumberTooLarge``, which every field refuses by name). In a state every integer is at
+most ``MAX_NUMBER`` (a seat in the game at most the score limit), every list of cards at most as
+long as the place can hold (a hand: the rules' hand size), checked before any work that grows
+faster than the input; every message quotes at most a few dozen characters of the input.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from importlib import resources
 from typing import Any, Final, Mapping
 
 import numpy as np
 
-from yaniv.cards import NUM_STANDARD, RANK, SORT_KEY, card_code, deck_cards, parse_card
+from yaniv.cards import JOKERS, NUM_CARDS, NUM_STANDARD, RANK, SORT_KEY, card_code, deck_cards
 from yaniv.game import (
     CALL, DECK, DISCARD, KEEP, KEEP_CARD, MAX_PLAYERS, MIN_PLAYERS, PLAY, RESHUFFLE, SLAM, SLAMDOWN,
     SLAMDOWN_PHASE, STATE, YANIV, Event, Game, Move, PlayerView,
 )
 from yaniv.melds import MAX_SET, SET, Group, classify, drawable_cards
-from yaniv.rules import PRESETS, Rules, get_rules
+from yaniv.rules import MAX_HAND, PRESETS, RULE_FIELDS, Rules, get_rules
 
 PROTOCOL: Final = "yaniv/1"
 STATE_KEYS: Final = (
@@ -77,9 +89,95 @@ PLAYER_KEYS: Final = ("score", "hand_size", "in_game", "known")
 PILE_KEYS: Final = ("top", "drawable", "dead")
 ACTIONS: Final = ("discard", "yaniv", "slamdown", "keep")
 
+MAX_TEXT_BYTES: Final = 1 << 20  # parse_json's default size limit (1 MiB); a state is a few KiB
+MAX_DEPTH: Final = 32  # JSON nesting; a state needs 4 (5 in the server's {"id", "state"} wrapper)
+MAX_DIGITS: Final = 64  # a longer integer is never parsed: it reads as a NumberTooLarge
+MAX_NUMBER: Final = 1_000_000  # the largest integer a state's fields take: turn, round, scores, rule values
+MAX_RULE_LIST: Final = 32  # the longest list a rule setting takes (score_reset_at)
+MAX_QUOTE: Final = 60  # characters of the input an error message quotes
+
 
 class ProtocolError(ValueError):
     """A state or move that cannot be read, or that describes an impossible position."""
+
+
+class NumberTooLarge:
+    """A JSON number that ``parse_json`` did not convert: more than ``MAX_DIGITS`` digits, or a float
+    out of range. Every field refuses it by name; it is never an int, so no check lets it through."""
+
+    def __init__(self, text: str) -> None:
+        digits = sum(ch.isdigit() for ch in text)
+        self.description = f"a number of {digits} digits" if text.lstrip("-").isdigit() else (
+            f"a number too large for a float ({text[:20]}{'...' if len(text) > 20 else ''})")
+
+    def __repr__(self) -> str:
+        return self.description
+
+
+def quote(value: Any) -> str:
+    """A short JSON rendering of part of the input, for an error message (never the whole of a big value)."""
+    if isinstance(value, NumberTooLarge):
+        return value.description
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"a number of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return f"a {type(value).__name__}"
+    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 3] + "..."
+
+
+# A JSON string, unrolled so that the regex engine walks it in one pass: "..." with \-escapes.
+_JSON_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+
+
+def json_depth(text: str) -> int:
+    """How deep ``text`` nests lists and objects, found by a linear scan (no recursion): brackets
+    inside strings do not count; unclosed brackets do."""
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    if not brackets:
+        return 0
+    steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    return int(np.cumsum(np.where((steps == ord("[")) | (steps == ord("{")), 1, -1)).max())
+
+
+def _parse_int(text: str) -> int | NumberTooLarge:
+    return int(text) if len(text) <= MAX_DIGITS else NumberTooLarge(text)
+
+
+def _parse_float(text: str) -> float | NumberTooLarge:
+    value = float(text) if len(text) <= 4 * MAX_DIGITS else math.inf
+    return value if math.isfinite(value) else NumberTooLarge(text)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(text: str | bytes, *, max_bytes: int | None = MAX_TEXT_BYTES, what: str = "line") -> Any:
+    """One JSON value read within the limits of the module docstring; ProtocolError naming what is wrong.
+
+    ``max_bytes`` bounds the UTF-8 size (None: no bound, for a caller that bounded it already);
+    ``what`` names the text in messages ("line", "bot.json").
+    """
+    size = len(text) if isinstance(text, (bytes, bytearray)) else len(text.encode("utf-8", "surrogatepass"))
+    if max_bytes is not None and size > max_bytes:
+        raise ProtocolError(f"{what}: {size} bytes, longer than the limit of {max_bytes}")
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ProtocolError(f"{what}: not UTF-8 text ({error})") from None
+    depth = json_depth(text)
+    if depth > MAX_DEPTH:
+        raise ProtocolError(f"{what}: JSON nested {depth} deep, deeper than the limit of {MAX_DEPTH}")
+    try:
+        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise ProtocolError(f"not JSON: {error}") from None
+    except (ValueError, RecursionError) as error:  # NaN or Infinity; recursion cannot happen below MAX_DEPTH
+        raise ProtocolError(f"not JSON: {error}") from None
 
 
 def schema(name: str) -> dict:
@@ -173,18 +271,42 @@ def move_to_json(move: Move) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------
 
 
+def _spellings() -> dict[str, int]:
+    """Every accepted spelling of every card, upper-cased: the codes, "10" for "T", suit symbols, "JK"."""
+    table = {"JK": JOKERS[0]}
+    for card in range(NUM_CARDS):
+        code = card_code(card)
+        table[code] = card
+        if card < NUM_STANDARD:
+            rank, suit = code[:-1], code[-1]
+            for r in (rank, "10") if rank == "T" else (rank,):
+                for s in (suit, "♣♦♥♠"["CDHS".index(suit)]):
+                    table[r + s] = card
+    return table
+
+
+CARD_SPELLINGS: Final = _spellings()
+_LONGEST_SPELLING: Final = max(map(len, CARD_SPELLINGS))
+
+
 def _card(value: Any, where: str) -> int:
     if not isinstance(value, str):
-        raise ProtocolError(f"{where}: a card is a string such as \"5H\" or \"JK1\", got {json.dumps(value)}")
-    try:
-        return parse_card(value)
-    except ValueError as error:
-        raise ProtocolError(f"{where}: {error}") from None
+        raise ProtocolError(f"{where}: a card is a string such as \"5H\" or \"JK1\", got {quote(value)}")
+    card = CARD_SPELLINGS.get(value.upper()) if len(value) <= _LONGEST_SPELLING else None
+    if card is None:
+        raise ProtocolError(
+            f"{where}: unknown card {value[:MAX_QUOTE]!r}: expected a rank (A 2-10 T J Q K) then a suit "
+            "(C D H S or ♣ ♦ ♥ ♠), or JK1/JK2 for a joker, with nothing around it"
+        )
+    return card
 
 
-def _cards(value: Any, where: str) -> tuple[int, ...]:
+def _cards(value: Any, where: str, most: int = NUM_CARDS, place: str = "the deck") -> tuple[int, ...]:
+    """A list of distinct cards of at most ``most`` (checked before any card is read)."""
     if not isinstance(value, list):
-        raise ProtocolError(f"{where}: expected a list of cards, got {json.dumps(value)}")
+        raise ProtocolError(f"{where}: expected a list of cards, got {quote(value)}")
+    if len(value) > most:
+        raise ProtocolError(f"{where}: {len(value)} cards, more than {place} holds ({most})")
     cards = tuple(_card(v, f"{where}[{i}]") for i, v in enumerate(value))
     if len(set(cards)) != len(cards):
         twice = sorted({c for c in cards if cards.count(c) > 1})
@@ -192,31 +314,63 @@ def _cards(value: Any, where: str) -> tuple[int, ...]:
     return cards
 
 
-def _int(value: Any, where: str, minimum: int, maximum: int | None = None) -> int:
-    if type(value) is not int or value < minimum or (maximum is not None and value > maximum):
-        bound = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
-        raise ProtocolError(f"{where}: expected an integer {bound}, got {json.dumps(value)}")
+def _int(value: Any, where: str, minimum: int, maximum: int = MAX_NUMBER) -> int:
+    if type(value) is not int or not minimum <= value <= maximum:
+        raise ProtocolError(f"{where}: expected an integer from {minimum} to {maximum}, got {quote(value)}")
     return value
+
+
+def _names(names: list[str]) -> str:
+    """Some names from the input, for a message: each cut short, at most five."""
+    shown = [quote(str(n))[1:-1] if len(str(n)) > 40 else str(n) for n in names[:5]]
+    return ", ".join(shown) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _object(value: Any, where: str, keys: tuple[str, ...], required: tuple[str, ...]) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise ProtocolError(f"{where}: expected a JSON object, got {json.dumps(value)[:80]}")
-    unknown = sorted(set(value) - set(keys))
+        raise ProtocolError(f"{where}: expected a JSON object, got {quote(value)}")
+    unknown = sorted(set(value) - set(keys), key=str)
     if unknown:
-        raise ProtocolError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(keys)}")
+        raise ProtocolError(f"{where}: unknown key(s) {_names(unknown)}; known: {', '.join(keys)}")
     missing = [k for k in required if k not in value]
     if missing:
         raise ProtocolError(f"{where}: missing key(s) {', '.join(missing)}")
     return value
 
 
+def _rule_value(name: str, value: Any) -> Any:
+    """One setting of a rules object, its size checked (``Rules`` checks the rest by name)."""
+    where = f"rules.{name}"
+    if name == "preset":
+        if not isinstance(value, str):
+            raise ProtocolError(f"{where}: expected a preset name ({', '.join(PRESETS)}), got {quote(value)}")
+        return value
+    if isinstance(value, list):
+        if len(value) > MAX_RULE_LIST:
+            raise ProtocolError(f"{where}: a list of {len(value)} values, longer than the limit of {MAX_RULE_LIST}")
+        return tuple(_rule_value(name, v) for v in value)
+    if isinstance(value, (dict, NumberTooLarge)) or (type(value) in (int, float) and abs(value) > MAX_NUMBER):
+        raise ProtocolError(f"{where}: got {quote(value)}; {RULE_FIELDS[name].metadata['allowed']}, "
+                            f"at most {MAX_NUMBER}")
+    if isinstance(value, str) and len(value) > MAX_QUOTE:
+        raise ProtocolError(f"{where}: got {quote(value)}; {RULE_FIELDS[name].metadata['allowed']}")
+    return value
+
+
 def rules_from_json(value: Any) -> Rules:
-    """Rules from a preset name or an object of settings (with an optional "preset" base)."""
-    if isinstance(value, dict) and "score_reset_at" in value and isinstance(value["score_reset_at"], list):
-        value = {**value, "score_reset_at": tuple(value["score_reset_at"])}
-    if not isinstance(value, (str, dict)):
-        raise ProtocolError(f"rules: expected a preset name or an object of settings, got {json.dumps(value)}")
+    """Rules from a preset name or an object of settings (with an optional "preset" base, a name).
+
+    Every setting is checked by name: its kind and range by ``Rules``, its size (numbers at most
+    ``MAX_NUMBER``, lists at most ``MAX_RULE_LIST`` long, no objects) here first.
+    """
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(RULE_FIELDS) - {"preset"}, key=str)
+        if unknown:
+            raise ProtocolError(f"rules: unknown rule setting(s) {_names(unknown)}; known: preset, "
+                                f"{', '.join(RULE_FIELDS)}")
+        value = {name: _rule_value(name, v) for name, v in value.items()}
+    elif not isinstance(value, str):
+        raise ProtocolError(f"rules: expected a preset name or an object of settings, got {quote(value)}")
     try:
         return get_rules(value)
     except (ValueError, TypeError) as error:
@@ -240,12 +394,12 @@ def _top_group(cards: tuple[int, ...], rules: Rules) -> Group:
 
 def _history(value: Any, n: int) -> list[Event]:
     if not isinstance(value, list):
-        raise ProtocolError(f"history: expected a list of events, got {json.dumps(value)[:80]}")
+        raise ProtocolError(f"history: expected a list of events, got {quote(value)}")
     events = []
     for i, item in enumerate(value):
         where = f"history[{i}]"
         if not isinstance(item, Mapping):
-            raise ProtocolError(f"{where}: expected a JSON object, got {json.dumps(item)[:80]}")
+            raise ProtocolError(f"{where}: expected a JSON object, got {quote(item)}")
         if "reshuffle" in item:
             _object(item, where, ("reshuffle",), ("reshuffle",))
             events.append(Event(RESHUFFLE, -1, tuple(sorted(_cards(item["reshuffle"], f"{where}.reshuffle")))))
@@ -261,11 +415,11 @@ def _history(value: Any, n: int) -> list[Event]:
             events.append(Event(SLAM, player, (_card(item["slamdown"], f"{where}.slamdown"),)))
         elif "holds" in item:
             _object(item, where, ("player", "holds", "hidden"), ("player", "holds", "hidden"))
-            cards = _cards(item["holds"], f"{where}.holds")
-            events.append(Event(STATE, player, cards, _int(item["hidden"], f"{where}.hidden", 0)))
+            cards = _cards(item["holds"], f"{where}.holds", MAX_HAND, "a hand")
+            events.append(Event(STATE, player, cards, _int(item["hidden"], f"{where}.hidden", 0, MAX_HAND)))
         else:
             raise ProtocolError(
-                f"{where}: an event is a discard, a slamdown or a reshuffle, got {json.dumps(item)[:80]}"
+                f"{where}: an event is a discard, a slamdown or a reshuffle, got {quote(item)}"
             )
     return events
 
@@ -280,12 +434,12 @@ def view_from_state(state: Any) -> PlayerView:
     """
     state = _object(state, "state", STATE_KEYS, REQUIRED_KEYS)
     if state.get("protocol", PROTOCOL) != PROTOCOL:
-        raise ProtocolError(f"protocol: this reader speaks {PROTOCOL!r}, not {json.dumps(state['protocol'])}")
+        raise ProtocolError(f"protocol: this reader speaks {PROTOCOL!r}, not {quote(state['protocol'])}")
     rules = rules_from_json(state["rules"])
     players = state["players"]
     if not isinstance(players, list) or not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
         raise ProtocolError(
-            f"players: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {json.dumps(players)[:80]}"
+            f"players: expected a list of {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {quote(players)}"
         )
     n = len(players)
     seat = _int(state["seat"], "seat", 0, n - 1)
@@ -294,10 +448,13 @@ def view_from_state(state: Any) -> PlayerView:
     for q, entry in enumerate(players):
         where = f"players[{q}]"
         _object(entry, where, PLAYER_KEYS, PLAYER_KEYS)
-        scores.append(_int(entry["score"], f"{where}.score", 0))
         in_game = entry["in_game"]
         if type(in_game) is not bool:
-            raise ProtocolError(f"{where}.in_game: expected true or false, got {json.dumps(in_game)}")
+            raise ProtocolError(f"{where}.in_game: expected true or false, got {quote(in_game)}")
+        if in_game and type(entry["score"]) is int and rules.score_limit < entry["score"] <= MAX_NUMBER:
+            raise ProtocolError(f"{where}.score: {entry['score']} is over the score limit {rules.score_limit}, "
+                                "but the seat is still in the game")
+        scores.append(_int(entry["score"], f"{where}.score", 0))
         alive.append(in_game)
         size = _int(entry["hand_size"], f"{where}.hand_size", 0, rules.hand_size)
         if in_game and size == 0:
@@ -305,7 +462,7 @@ def view_from_state(state: Any) -> PlayerView:
         if not in_game and size:
             raise ProtocolError(f"{where}.hand_size: a seat out of the game holds no cards, not {size}")
         sizes.append(size)
-        cards = _cards(entry["known"], f"{where}.known")
+        cards = _cards(entry["known"], f"{where}.known", rules.hand_size, "a hand")
         if len(cards) > size:
             raise ProtocolError(f"{where}.known lists {len(cards)} cards but the seat holds {size}")
         known.append(frozenset(cards))
@@ -318,10 +475,10 @@ def view_from_state(state: Any) -> PlayerView:
 
     phase = state["phase"]
     if phase not in (PLAY, SLAMDOWN_PHASE):
-        raise ProtocolError(f"phase: expected \"play\" or \"slamdown\", got {json.dumps(phase)}")
+        raise ProtocolError(f"phase: expected \"play\" or \"slamdown\", got {quote(phase)}")
     if phase == SLAMDOWN_PHASE and not rules.slamdown:
         raise ProtocolError("phase: \"slamdown\" but these rules have no slamdown")
-    hand = _cards(state["hand"], "hand")
+    hand = _cards(state["hand"], "hand", rules.hand_size, "a hand")
     if len(hand) != sizes[seat]:
         raise ProtocolError(f"hand holds {len(hand)} cards but players[{seat}].hand_size is {sizes[seat]}")
     if not known[seat] <= set(hand):
@@ -410,7 +567,7 @@ def move_from_json(value: Any, rules: Rules | None = None) -> Move:
     move = _object(value, "move", ("action", "cards", "draw"), ("action",))
     action = move["action"]
     if action not in ACTIONS:
-        raise ProtocolError(f"move.action: expected one of {', '.join(ACTIONS)}, got {json.dumps(action)}")
+        raise ProtocolError(f"move.action: expected one of {', '.join(ACTIONS)}, got {quote(action)}")
     if action != "discard":
         extra = sorted(set(move) - {"action"})
         if extra:
