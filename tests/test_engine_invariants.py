@@ -49,6 +49,8 @@ def check_invariants(g: Game) -> None:
         assert g.known[q] <= set(hand), "known cards are cards the player holds"
         if not g.alive[q] and g.phase != OVER:  # at the end the last showdown's hands stay on view
             assert hand == [] and not g.known[q]
+        if g.alive[q] and g.phase != OVER:
+            assert hand, "a seat in the game always holds a card"
     assert all(not group.drawable for group in g.pile[:-1]), "only the top group can be drawn from"
     assert set(g.pile[-1].drawable) <= set(g.pile[-1].cards)
     if g.phase != OVER:
@@ -96,6 +98,22 @@ def random_illegal_moves(g: Game, rng: np.random.Generator, n: int) -> list[Move
     return out
 
 
+def mistyped_moves(legal: list[Move], rng: np.random.Generator) -> list[Move]:
+    """Legal moves with one field of the wrong type: a card id or the draw as a float, a numpy
+    integer or a bool, and a call that carries cards or a draw. Each is illegal: plain ints only."""
+    out = [Move(YANIV.kind, (0,), DECK), Move(YANIV.kind, (), 0), Move(KEEP.kind, (), 1.0)]
+    discards = [m for m in legal if m.kind == "discard"]
+    for _ in range(3):
+        if not discards:
+            break
+        m = discards[int(rng.integers(len(discards)))]
+        i = int(rng.integers(len(m.cards)))
+        for wrong in (float, np.int64, bool):
+            cards = m.cards[:i] + (wrong(m.cards[i]),) + m.cards[i + 1:]
+            out += [m._replace(cards=cards), m._replace(draw=wrong(m.draw))]
+    return out
+
+
 def play_random(g: Game, rng: np.random.Generator, max_moves: int = 50_000) -> int:
     moves = 0
     while not g.is_over:
@@ -128,6 +146,11 @@ def test_random_play_keeps_every_invariant(players, rules):
                     with pytest.raises(ValueError):
                         g.apply(bad)
                     assert snapshot(g) == before, f"illegal {bad} changed the state"
+                mistyped = mistyped_moves(legal, rng)
+                for bad in mistyped:
+                    with pytest.raises(ValueError):
+                        g.apply(bad)
+                assert snapshot(g) == before, f"one of the mistyped moves {mistyped} changed the state"
             move = legal[int(rng.integers(len(legal)))]
             g.apply(move)
             moves += 1

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+import numpy as np
+
 from yaniv.cards import deck_cards, hand_points, parse_cards, sort_hand
 from yaniv.game import DECK, KEEP, SLAMDOWN, YANIV, Event, Game, Move
 from yaniv.melds import Group, classify, legal_discards, make_group
@@ -89,7 +91,8 @@ def all_cards(g: Game) -> list[int]:
 def snapshot(g: Game) -> tuple:
     """Everything a move may change, deep-copied, to check that an illegal move changed nothing."""
     return copy.deepcopy((g.hands, g.deck, g.pile, g.scores, g.current, g.totals, g.known, g.events,
-                          g.phase, g.pending, g.turn, g.alive, g.results))
+                          g.phase, g.pending, g.turn, g.alive, g.results, g.starter, g.round_number,
+                          g.pools, g.winners, str(g.rng.bit_generator.state)))
 
 
 def call_yaniv(hands: list[str], caller: int, rules: str | Rules = "default", scores=None, single_round=True) -> Game:
@@ -734,6 +737,7 @@ NO_SLAMDOWNS = [
     ("a drawn card onto a joker pair", SLAM, "JK1 JK2 KH", "JK1 JK2", "deck", "5H"),
     ("a matching card with slamdown off", "default", "5H KH", "5H", "deck", "5S"),
     ("a matching card drawn from the pile", SLAM, "5H KH", "5H", "5C", "5S"),
+    ("the drawn card is the only card left after throwing the whole hand", SLAM, "4H 5H 6H", "4H 5H 6H", "deck", "7H"),
 ]
 
 
@@ -963,3 +967,57 @@ def test_a_position_plays_on_from_where_it_was_placed():
     assert g.view(1).known[0] == {C("2C")[0]} and g.view(0).dead == C("5S")
     g.apply(Move.discard(C("2C"), DECK))
     assert g.hands[0] == list(C("AC 3H")) and g.deck == list(C("4H")) and g.known == [set(), set()]
+
+
+# ------------------------------------------------------------------------------------------------
+# 12. Moves with bad fields: refused by name before anything changes
+# ------------------------------------------------------------------------------------------------
+
+KS, FIVE_H, NINE_S = C("KS")[0], C("5H")[0], C("9S")[0]
+
+BAD_MOVES = [
+    # (id, the move, for seat 0 holding 5H KS with a 9S on the pile, words the error must hold)
+    ("a float card id", Move("discard", (float(KS),), DECK), "card ids are plain integers"),
+    ("a float card id among good ones", Move("discard", (FIVE_H, 5.0), DECK), "card ids are plain integers"),
+    ("a float draw", Move("discard", (KS,), float(NINE_S)), "the draw is DECK"),
+    ("a float deck draw", Move("discard", (KS,), -1.0), "the draw is DECK"),
+    ("a bool card id", Move("discard", (True,), DECK), "card ids are plain integers"),
+    ("a bool draw", Move("discard", (KS,), True), "the draw is DECK"),
+    ("a numpy card id", Move("discard", (np.int64(KS),), DECK), "card ids are plain integers.*int64"),
+    ("a numpy draw", Move("discard", (KS,), np.int64(NINE_S)), "the draw is DECK.*int64"),
+    ("a None draw", Move("discard", (KS,), None), "the draw is DECK"),
+    ("a string card", Move("discard", ("KS",), DECK), "card ids are plain integers"),
+    ("a nested tuple card", Move("discard", ((KS,),), DECK), "card ids are plain integers"),
+    ("cards as a list", Move("discard", [KS], DECK), "tuple"),
+    ("more cards than the hand holds", Move("discard", (KS,) * 1000, DECK), "1000 cards.*holds 2"),
+    ("a call carrying a card and a draw", Move("yaniv", (KS,), 12345), "'yaniv' carries no cards and no draw"),
+    ("a call carrying a card", Move("yaniv", (KS,), DECK), "'yaniv' carries no cards and no draw"),
+    ("a call carrying a draw", Move("yaniv", (), NINE_S), "'yaniv' carries no cards and no draw"),
+    ("a keep carrying a card", Move("keep", (KS,), DECK), "'keep' carries no cards and no draw"),
+    ("a kind that is not a string", Move(5, (KS,), DECK), "unknown move kind"),
+    ("a kind as bytes", Move(b"yaniv"), "unknown move kind"),
+    ("a move of two fields", ("discard", (KS,)), "a move is"),
+    ("a move that is no tuple", 7, "a move is"),
+]
+
+
+@pytest.mark.parametrize("move, words", [b[1:] for b in BAD_MOVES], ids=[f"apply refuses {b[0]}" for b in BAD_MOVES])
+def test_a_move_with_a_bad_field_is_refused_by_name_and_changes_nothing(move, words):
+    g = position(["5H KS", "TD"], top="9S", top_by=1, rules=Rules(yaniv_threshold=20), deck="3D")  # a call is legal
+    before = snapshot(g)
+    with pytest.raises(ValueError, match=words):
+        g.apply(move)
+    assert snapshot(g) == before
+    assert all_cards(g) == list(deck_cards(2))
+    g.apply(Move.discard((KS,), NINE_S))  # and the game plays on
+    assert g.hands[0] == [FIVE_H, NINE_S] and all(type(c) is int for c in g.hands[0])
+
+
+def test_a_slamdown_decision_with_a_card_or_a_draw_is_refused_and_changes_nothing():
+    g = position(["5H KH", "TD TC"], rules=SLAM, deck="5S")
+    g.apply(Move.discard(C("5H"), DECK))
+    before = snapshot(g)
+    for move in (Move("slamdown", C("5S"), DECK), Move("keep", (), C("5S")[0]), Move("slamdown", (), 0.0)):
+        with pytest.raises(ValueError, match="carries no cards and no draw"):
+            g.apply(move)
+        assert snapshot(g) == before

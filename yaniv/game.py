@@ -2,7 +2,8 @@
 
 A ``Game`` holds one round in progress plus the scores of the game around it. It changes only
 through ``apply(move)``, which checks the move first: an illegal move raises ``ValueError`` saying
-why and leaves the state exactly as it was.
+why and leaves the state exactly as it was. Card ids and draws are plain ``int`` (a bool, a float
+or a numpy integer is refused by name), so the state holds plain ints only.
 
 Moves (``Move``) are small tuples:
 
@@ -156,6 +157,45 @@ class PlayerView:
             if q != self.player:
                 seen.update(cards)
         return [c for c in deck_cards(self.rules.jokers) if c not in seen]
+
+
+MOVE_KINDS: Final = (DISCARD, CALL, SLAM, KEEP_CARD)
+
+
+def _check_move(move: object, hand_size: int) -> tuple[str, tuple[int, ...], int]:
+    """``move``'s fields, each checked for its type before any state is read or changed.
+
+    A move is a (kind, cards, draw) triple; the kind is one of ``MOVE_KINDS``; a call or a slamdown
+    decision carries no cards and draws nothing (``()`` and ``DECK``); a discard's cards are a tuple
+    of plain ``int`` card ids, no more than the hand holds, and its draw a plain ``int`` (``DECK`` or
+    a card id). A bool, a float (5.0 == 5 would pass a membership test and then fail half-way) or a
+    numpy integer is refused by name: the state stores plain ints only. Legality in the position
+    (held cards, a legal group, a drawable card) is checked afterwards, by the caller.
+    """
+    try:
+        kind, cards, draw = move  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise ValueError(f"a move is (kind, cards, draw), got {move!r}"[:300]) from None
+    if type(kind) is not str or kind not in MOVE_KINDS:
+        raise ValueError(f"unknown move kind {kind!r}; expected one of {', '.join(map(repr, MOVE_KINDS))}"[:300])
+    if kind != DISCARD:
+        if not (type(cards) is tuple and not cards and type(draw) is int and draw == DECK):
+            raise ValueError(f"{kind!r} carries no cards and no draw (cards (), draw DECK), got cards "
+                             f"{cards!r} and draw {draw!r}"[:300])
+        return kind, cards, draw
+    if type(cards) is not tuple:
+        raise ValueError(f"a discard's cards must be a tuple of card ids, got {type(cards).__name__} {cards!r}"[:300])
+    if len(cards) > hand_size:
+        raise ValueError(f"a discard of {len(cards)} cards, but the hand holds {hand_size}")
+    strangers = [c for c in cards if type(c) is not int]
+    if strangers:
+        c = strangers[0]
+        raise ValueError(f"card ids are plain integers (int), got {c!r} ({type(c).__module__}.{type(c).__name__})"
+                         f" in the discard's cards"[:300])
+    if type(draw) is not int:
+        raise ValueError(f"the draw is DECK ({DECK}) or a card id, a plain integer (int), got {draw!r} "
+                         f"({type(draw).__module__}.{type(draw).__name__})"[:300])
+    return kind, cards, draw
 
 
 def last_discards(events: Sequence[Event], seats: int = MAX_PLAYERS) -> dict[int, Event]:
@@ -374,11 +414,13 @@ class Game:
     # ------------------------------------------------------------------------------------------
 
     def apply(self, move: Move) -> None:
-        """Play ``move`` for the player to move. ValueError (state untouched) if it is illegal."""
-        try:
-            kind, cards, draw = move
-        except (TypeError, ValueError):
-            raise ValueError(f"a move is (kind, cards, draw), got {move!r}") from None
+        """Play ``move`` for the player to move. ValueError (state untouched) if it is illegal.
+
+        Every field is checked before the state changes (``_check_move``): card ids and the draw
+        are plain ints (not bools, floats or numpy integers), and a call or a slamdown decision
+        carries no cards and no draw.
+        """
+        kind, cards, draw = _check_move(move, len(self.hands[self.current]))
         if self.phase == OVER:
             raise ValueError("the game is over; no move can be played")
         if self.phase == SLAMDOWN_PHASE:
@@ -397,15 +439,11 @@ class Game:
             return self._showdown()
         if kind == DISCARD:
             return self._discard(cards, draw)
-        if kind in (SLAM, KEEP_CARD):
-            raise ValueError(f"no slamdown is pending; {kind!r} is not a move now")
-        raise ValueError(f"unknown move kind {kind!r}; expected one of {DISCARD!r}, {CALL!r}, {SLAM!r}, {KEEP_CARD!r}")
+        raise ValueError(f"no slamdown is pending; {kind!r} is not a move now")
 
     def _discard(self, cards: tuple[int, ...], draw: int) -> None:
         p = self.current
         hand = self.hands[p]
-        if not isinstance(cards, tuple):
-            raise ValueError(f"a discard's cards must be a tuple of card ids, got {cards!r}")
         missing = [c for c in cards if c not in hand]
         if missing:
             names = cards_str(c for c in missing if type(c) is int and 0 <= c < NUM_CARDS)
@@ -451,7 +489,9 @@ class Game:
         self.events.append(_new(Event, (DISCARD, p, ordered, draw)))
         if not self.deck:
             self._reshuffle()
-        if draw == DECK and self.rules.slamdown and slamdown_extends(group, card):
+        # A slamdown is offered only when a card would stay in hand: throwing the whole hand and then
+        # the card drawn would leave the seat empty-handed, with a total of 0 that Assafs every call.
+        if draw == DECK and self.rules.slamdown and len(hand) > 1 and slamdown_extends(group, card):
             self.phase = SLAMDOWN_PHASE
             self.pending = card
             self._discards = None
