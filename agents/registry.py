@@ -26,6 +26,12 @@ Contract: ``check_spec`` (``parse_spec``) checks a spec without loading anything
 is read, no onnxruntime or torch imported), and raises ValueError naming the spec and the problem;
 ``make_agent`` builds the agent, seeded with ``seed``. Registered names come before paths: a
 folder named ``random`` is still the random bot; write ``./random`` for the folder.
+
+The trust switch: an SB3 checkpoint (or any pickle-based file, recognised by its content whatever
+its suffix) can run code when loaded, so ``check_spec`` and ``make_agent`` refuse it with a
+ValueError naming the file and the safe formats unless ``trust_pickle=True`` (``--trust-pickle`` on
+the command lines). Exported bots (``onnx:DIR``, ``default``), ``.npz`` weights and the baselines
+need no trust: they run no code from any file.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ class Spec(NamedTuple):
     name: str
     argument: str | None  # the text after ``NAME:`` (a bare path's path); None without one
     value: Any  # the argument as the entry's parser read it
+    trust_pickle: bool = False  # whether the user trusts a pickle-based file this spec names
 
     @property
     def canonical(self) -> str:
@@ -65,6 +72,7 @@ class Entry:
     parse: Callable[[str | None], Any]  # the argument (None without one) -> ``Spec.value``; ValueError(reason)
     usage: str  # how the spec is written: "search[:N]"
     help: str  # one line
+    check: Callable[[Spec], None] | None = None  # a light check beyond the text (a file's format); ValueError
 
 
 REGISTRY: dict[str, Entry] = {}
@@ -83,13 +91,16 @@ def register(
     help: str,
     parse: Callable[[str | None], Any] = no_argument,
     usage: str | None = None,
+    check: Callable[[Spec], None] | None = None,
 ) -> None:
     """Make ``name`` a spec: ``build(spec, seed)`` gives the agent, ``parse(argument)`` checks and
     reads the text after ``name:`` (None when there is none; ValueError with the reason otherwise).
-    ``usage`` (default: the name) and ``help`` are the line of ``specs_help``."""
+    ``usage`` (default: the name) and ``help`` are the line of ``specs_help``. ``check(spec)``, if
+    given, checks the parsed spec further without loading anything heavy (a file's format against
+    ``spec.trust_pickle``); ValueError with the reason."""
     if not name.isidentifier() or name in REGISTRY:
         raise ValueError(f"cannot register {name!r}: " + ("taken" if name in REGISTRY else "not a plain name"))
-    REGISTRY[name] = Entry(build, parse, usage or name, help)
+    REGISTRY[name] = Entry(build, parse, usage or name, help, check)
 
 
 def unregister(name: str) -> None:
@@ -131,8 +142,10 @@ def path_spec(text: str) -> str | None:
     return None
 
 
-def parse_spec(spec: str) -> Spec:
-    """The checked spec (registered names first, then paths); ValueError naming the spec and the problem."""
+def parse_spec(spec: str, *, trust_pickle: bool = False) -> Spec:
+    """The checked spec (registered names first, then paths); ValueError naming the spec and the problem.
+
+    A spec naming a pickle-based file is refused unless ``trust_pickle`` (see the module docstring)."""
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:PATH', got {spec!r}")
     name, sep, argument = spec.partition(":")
@@ -141,21 +154,27 @@ def parse_spec(spec: str) -> Spec:
         if resolved is None:
             raise ValueError(f"unknown agent {spec!r}; known: {specs_usage()}")
         name, sep, argument = resolved.partition(":")
+    entry = REGISTRY[name]
     try:
-        value = REGISTRY[name].parse(argument if sep else None)
+        checked = Spec(spec, name, argument if sep else None, entry.parse(argument if sep else None), trust_pickle)
+        if entry.check is not None:
+            entry.check(checked)
     except ValueError as error:
         raise ValueError(f"agent {spec!r}: {error}") from None
-    return Spec(spec, name, argument if sep else None, value)
+    return checked
 
 
-def check_spec(spec: str) -> None:
-    """Raise ValueError naming the problem if ``spec`` cannot make an agent (loads nothing heavy)."""
-    parse_spec(spec)
+def check_spec(spec: str, *, trust_pickle: bool = False) -> None:
+    """Raise ValueError naming the problem if ``spec`` cannot make an agent (loads nothing heavy);
+    a pickle-based file without ``trust_pickle`` is such a problem."""
+    parse_spec(spec, trust_pickle=trust_pickle)
 
 
-def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """The agent a spec names (see the module docstring); ValueError naming the problem otherwise."""
-    checked = parse_spec(spec)
+def make_agent(spec: str, seed: int | None = None, *, trust_pickle: bool = False) -> Agent:
+    """The agent a spec names (see the module docstring); ValueError naming the problem otherwise.
+
+    A pickle-based file (an SB3 checkpoint) is loaded only with ``trust_pickle=True``."""
+    checked = parse_spec(spec, trust_pickle=trust_pickle)
     return REGISTRY[checked.name].build(checked, seed)
 
 
@@ -205,6 +224,13 @@ def policy_file(argument: str | None) -> Path:
     if not Path(argument).is_file():
         raise ValueError(f"no policy file at {argument}")
     return Path(argument)
+
+
+def trusted_policy_file(spec: Spec) -> None:
+    """``ppo:PATH``'s check: a pickle-based file (by its content) only with ``spec.trust_pickle``."""
+    from agents.policies.ppo import refuse_untrusted_pickle
+
+    refuse_untrusted_pickle(spec.value, spec.trust_pickle)
 
 
 def bot_folder(argument: str | None) -> Path:
@@ -262,7 +288,7 @@ def _search(spec: Spec, seed: int | None) -> Agent:
 def _ppo(spec: Spec, seed: int | None) -> Agent:
     from agents.policies.ppo import PPOAgent, load_policy
 
-    return PPOAgent(load_policy(spec.value), seed, name=spec.text)
+    return PPOAgent(load_policy(spec.value, trust_pickle=spec.trust_pickle), seed, name=spec.text)
 
 
 def _exported(spec: Spec, seed: int | None) -> Agent:
@@ -278,8 +304,9 @@ register("heuristic", _heuristic, parse=heuristic_parameters, usage="heuristic[:
          help="a careful player's rules of thumb; K=V sets its number parameters, e.g. heuristic:call_risk=0.1")
 register("search", _search, parse=search_budget, usage="search[:N]",
          help="rollouts that check the heuristic's best moves on sampled hidden cards, N per decision")
-register("ppo", _ppo, parse=policy_file, usage="ppo:PATH",
-         help="a trained policy: weights (.npz, safe to load) or an SB3 checkpoint (.zip: trusted files only)")
+register("ppo", _ppo, parse=policy_file, check=trusted_policy_file, usage="ppo:PATH",
+         help="a trained policy: weights (.npz, safe to load) or an SB3 checkpoint (.zip: a pickle, "
+              "only with --trust-pickle)")
 register("onnx", _exported, parse=bot_folder, usage="onnx:DIR",
          help="an exported bot (python -m agents.policies.export), played with onnxruntime")
 register("default", _exported, parse=shipped_bot, help="the exported bot shipped with the package")

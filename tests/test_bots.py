@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,9 @@ import pytest
 from agents import load_bot, make_agent
 from agents.policies.onnx import ExportedPolicy
 from agents.policies.export import export_policy, main as export_main
-from agents.policies.ppo import NumpyPolicy
+from agents.policies.ppo import NumpyPolicy, PPOAgent, load_policy, policy_file_kind
+from agents.registry import check_spec
+from agents.serving.server import main as serve_main
 from yaniv import Game
 from yaniv.protocol import ProtocolError, apply_move, state_for
 from yaniv_env.encoding import Observer
@@ -93,7 +96,7 @@ def test_an_exported_bot_picks_the_checkpoints_moves(checkpoint, tmp_path):
     """On 600 positions of 2-4 player games the ONNX bot and the SB3 checkpoint choose the same action."""
     from sb3_contrib import MaskablePPO
 
-    assert export_main([str(checkpoint), str(tmp_path / "bot")]) == 0
+    assert export_main([str(checkpoint), str(tmp_path / "bot"), "--trust-pickle"]) == 0
     exported = ExportedPolicy(tmp_path / "bot")
     model = MaskablePPO.load(checkpoint, device="cpu")
     compared = 0
@@ -218,3 +221,158 @@ def test_serve_reports_a_bot_it_cannot_load():
     out = subprocess.run([sys.executable, "-m", "agents.serving", "--bot", "ppo:missing.npz"],
                          input="", capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 2 and "no policy file" in out.stderr and out.stdout == ""
+
+
+def test_serve_survives_hostile_lines_and_names_each_problem():
+    """Issue 18, items 1-6: each line gets one error naming what is wrong, and the server keeps serving."""
+    game = Game(3, seed=6)
+    good = state_for(game, game.current)
+    text = json.dumps(good)
+    lines = [
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+        b"[" * 100_000,
+        text.replace(f'"seat": {good["seat"]}', '"seat": ' + "9" * 5000).encode(),
+        text.replace(f'"turn": {good["turn"]}', '"turn": 1' + "0" * 300).encode(),
+        b"\xff",
+        text.encode()[:100] + b"\xc3\x28" + text.encode()[100:],
+        b"x" * (3 << 20),  # over the default limit of 1 MiB
+        json.dumps(dict(good, hand=[good["hand"][0]] * 40_000)).encode(),
+        json.dumps(dict(good, rules={"preset": {"preset": "default"}})).encode(),
+        json.dumps({"id": None, "state": good}).encode(),
+        json.dumps({"id": None, "state": dict(good, turn=-1)}).encode(),
+        text.encode(),
+    ]
+    out = subprocess.run(
+        [sys.executable, "-m", "agents.serving", "--bot", "greedy", "--id"],
+        input=b"\n".join(lines) + b"\n", capture_output=True, cwd=ROOT, timeout=120,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8"},
+    )
+    assert out.returncode == 0, out.stderr.decode()
+    replies = [json.loads(line) for line in out.stdout.decode().splitlines()]
+    assert len(replies) == len(lines)
+    words = ["nested", "nested", "nested", "seat: expected an integer", "turn: expected an integer", "not UTF-8",
+             "not UTF-8", "longer than the limit of 1048576", "hand: 40000 cards", "rules.preset"]
+    for reply, word in zip(replies, words):
+        assert word in reply["error"] and len(reply["error"]) < 400, (word, reply)
+    move = replies[-1]
+    assert move["action"] in ("discard", "yaniv")
+    assert replies[-3] == {"id": None, **move}
+    assert set(replies[-2]) == {"id", "error"} and replies[-2]["id"] is None and "turn" in replies[-2]["error"]
+
+
+def test_serve_takes_a_line_limit():
+    good = json.dumps(state_for(Game(3, seed=6), 0))
+    out = subprocess.run([sys.executable, "-m", "agents.serving", "--bot", "random", "--max-line-bytes", "100"],
+                         input=good + "\n" + "[]\n", capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    replies = [json.loads(line) for line in out.stdout.splitlines()]
+    assert "longer than the limit of 100" in replies[0]["error"] and "state" in replies[1]["error"]
+    for bad in ("0", "-5", "x"):
+        with pytest.raises(SystemExit) as exit_info:
+            serve_main(["--max-line-bytes", bad])
+        assert exit_info.value.code == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading bots from strangers (issue 18, items 7-8): no pickle without trust, every field checked
+# ---------------------------------------------------------------------------------------------
+
+
+class _Touch:
+    """Unpickling this creates a file: the proof that loading ran code from the file."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _forged_checkpoint(path: Path, marker: Path) -> Path:
+    """An SB3-shaped zip whose "data" holds a pickle that runs code when SB3 loads it."""
+    import base64
+    import pickle
+    import zipfile
+
+    evil = base64.b64encode(pickle.dumps(_Touch(marker))).decode()
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("data", json.dumps({"policy_class": {":type:": "x", ":serialized:": evil}}))
+        archive.writestr("_stable_baselines3_version", "2.0.0")
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".zip", ".pt", ".npz", ".bin"])
+def test_a_forged_checkpoint_runs_no_code_without_the_trust_switch(tmp_path, suffix, capsys):
+    marker = tmp_path / "pwned"
+    forged = _forged_checkpoint(tmp_path / f"model{suffix}", marker)
+    for load in (lambda: load_bot(str(forged)), lambda: load_bot(f"ppo:{forged}"),
+                 lambda: make_agent(f"ppo:{forged}"), lambda: check_spec(str(forged))):
+        with pytest.raises(ValueError) as error:
+            load()
+        assert str(forged) in str(error.value) and "trust_pickle=True" in str(error.value)
+        assert ".npz" in str(error.value) and "agents.policies.export" in str(error.value)
+    assert serve_main(["--bot", str(forged)]) == 2
+    assert "--trust-pickle" in capsys.readouterr().err
+    assert export_main([str(forged), str(tmp_path / "out")]) == 2
+    assert not marker.exists() and not (tmp_path / "out").exists()
+
+
+def test_a_trusted_checkpoint_loads_by_content_whatever_its_suffix(checkpoint, tmp_path):
+    renamed = tmp_path / "model.pt"
+    renamed.write_bytes(checkpoint.read_bytes())
+    for path in (checkpoint, renamed):
+        assert policy_file_kind(path) == "pickle"
+        with pytest.raises(ValueError, match="trust_pickle=True"):
+            load_policy(path)
+        assert load_policy(path, trust_pickle=True).num_actions > 0
+        assert isinstance(make_agent(str(path), trust_pickle=True), PPOAgent)
+    weights = tmp_path / "weights.zip"  # an .npz under another name is still weights: no trust needed
+    _policy().save(weights)
+    assert policy_file_kind(weights) == "weights" and load_policy(weights).num_actions > 0
+
+
+def _break_meta(folder: Path, change) -> None:
+    """``change(meta)`` edits bot.json's object in place, or returns the bytes to write instead."""
+    meta = json.loads((folder / "bot.json").read_text())
+    data = change(meta)
+    (folder / "bot.json").write_bytes(data if isinstance(data, bytes) else json.dumps(meta).encode())
+
+
+BAD_BOT_JSON = [
+    ("hand_size a string", lambda m: m["actions"].update(hand_size="5"), "actions.hand_size must be an integer"),
+    ("hand_size of 40", lambda m: m["actions"].update(hand_size=40), "actions.hand_size must be from 4 to 7"),
+    ("size a float", lambda m: m["observation"].update(size=1.5), "observation.size must be an integer"),
+    ("layout version a string", lambda m: m["observation"].update(layout_version="4"),
+     "observation.layout_version must be an integer"),
+    ("observation a list", lambda m: m.update(observation=[1]), "missing field observation.layout_version"),
+    ("null checksum", lambda m: m.update(model_sha256=None), "model_sha256 must be a string"),
+    ("missing checksum", lambda m: m.pop("model_sha256") and None, "missing field model_sha256"),
+    ("rules of 10^300", lambda m: m.update(rules={"score_limit": 10**300}), "rules.score_limit"),
+    ("100k nesting", lambda m: b"[" * 100_000 + b"]" * 100_000, "nested 100000 deep"),
+    ("not UTF-8", lambda m: b'{"format": "\xff"}', "not UTF-8"),
+]
+
+
+@pytest.mark.parametrize("name,change,words", BAD_BOT_JSON, ids=[b[0] for b in BAD_BOT_JSON])
+def test_a_damaged_bot_json_is_refused_by_field_with_exit_status_2(tmp_path, capsys, name, change, words):
+    folder = export_policy(_policy(), tmp_path / "bot")
+    _break_meta(folder, change)
+    with pytest.raises(ValueError) as error:
+        load_bot(str(folder))
+    assert words in str(error.value) and "bot.json" in str(error.value)
+    assert serve_main(["--bot", str(folder)]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_nan_weights_are_refused_at_load(tmp_path):
+    for layer, part in ((0, "weights"), (2, "biases")):
+        policy = _policy()
+        getattr(policy, part)[layer][0] = np.nan if part == "weights" else np.inf
+        np.savez(tmp_path / "bad.npz", meta=np.array(json.dumps({"activation": "relu", "layers": 3})),
+                 **{f"w{i}": w.T for i, w in enumerate(policy.weights)}, **{f"b{i}": b for i, b in enumerate(policy.biases)})
+        with pytest.raises(ValueError, match=rf"bad.npz: layer {layer}: its (weights|bias) hold NaN"):
+            load_bot(str(tmp_path / "bad.npz"))
+    folder = export_policy(policy, tmp_path / "bot")  # an ONNX model whose initializers hold NaN and infinity
+    with pytest.raises(ValueError, match="model.onnx gives NaN or infinite logits"):
+        load_bot(str(folder))

@@ -115,3 +115,21 @@ def test_a_bare_path_means_the_same_spec_everywhere(tmp_path: Path) -> None:
             check_spec(missing)
     with pytest.raises(ValueError, match="unknown agent"):
         check_spec("nosuchbot")
+
+
+def test_the_trust_switch_reaches_the_entry_without_loading(tmp_path: Path) -> None:
+    """check_spec reads a file's format, not its pickle; trust_pickle travels in the checked spec."""
+    pickled = tmp_path / "model.pt"
+    pickled.write_bytes(b"\x80\x04K\x01.")  # pickle.dumps(1): any pickle, whatever it holds, needs the switch
+    with pytest.raises(ValueError, match=rf"agent '{pickled}': {pickled} is a pickle"):
+        check_spec(str(pickled))
+    check_spec(str(pickled), trust_pickle=True)
+    assert parse_spec(f"ppo:{pickled}", trust_pickle=True).trust_pickle
+    seen: list[bool] = []
+    register(NAME, lambda spec, seed: FirstLegal(seed), help=HELP, check=lambda spec: seen.append(spec.trust_pickle))
+    try:
+        make_agent(NAME, trust_pickle=True)
+        check_spec(NAME)
+    finally:
+        unregister(NAME)
+    assert seen == [True, False]

@@ -3,7 +3,8 @@
     python -m agents.policies.export CHECKPOINT OUT_DIR
 
 CHECKPOINT is a policy's weights (``.npz``, as train.py writes them) or an SB3 MaskablePPO
-checkpoint (``.zip``: a pickle underneath, so trusted files only). OUT_DIR receives:
+checkpoint (``.zip``: a pickle underneath, which can run code when loaded, so it takes
+``--trust-pickle``: trusted files only). OUT_DIR receives:
 
 ``model.onnx``
     inputs ``observation`` (float32, [batch, observation size]) and ``action_mask`` (bool,
@@ -190,12 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         description="Export a trained policy as ONNX + bot.json (loadable with onnxruntime alone).",
     )
     parser.add_argument(
-        "checkpoint", type=Path, help="policy weights (.npz) or an SB3 checkpoint (.zip, trusted files only)"
+        "checkpoint", type=Path, help="policy weights (.npz) or an SB3 checkpoint (.zip, with --trust-pickle)"
     )
     parser.add_argument("out_dir", type=Path, help="folder for model.onnx and bot.json")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="allow an SB3 checkpoint (a pickle that can run code when loaded): trusted files only")
     args = parser.parse_args(argv)
     try:
-        policy = load_policy(args.checkpoint)
+        policy = load_policy(args.checkpoint, trust_pickle=args.trust_pickle)
         out = export_policy(policy, args.out_dir, source=args.checkpoint)
     except ValueError as error:
         print(f"export: {error}", file=sys.stderr)

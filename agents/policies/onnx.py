@@ -7,25 +7,30 @@ with onnxruntime alone.
 True
 
 ``ExportedPolicy`` has the interface of ``agents.policies.ppo.NumpyPolicy`` (``masked_logits``,
-``act``), so ``PPOAgent`` plays either. Loading checks everything before the first move: the
-format, the observation layout version (a bot trained on another layout is refused, not misread),
-the sizes against the hand size, and the model's SHA-256 against the one in ``bot.json``. It runs
-no code from the files (ONNX is a protobuf of tensors and operators, ``bot.json`` is data), and it
-runs on one thread: a bot answers one state at a time, and its host often runs several.
+``act``), so ``PPOAgent`` plays either. Loading checks everything before the first move, and
+refuses with a ValueError naming the file and the field: ``bot.json``'s size, nesting and every
+field's type (read by ``yaniv.protocol.parse_json``), the format, the observation layout version (a
+bot trained on another layout is refused, not misread), the sizes against the hand size, the
+model's SHA-256 against the one ``bot.json`` must give, and one probe of the model, whose logits
+must be finite (NaN or infinite weights are refused at load, not met at the first request). It
+runs no code from the files (ONNX is a protobuf of tensors and operators, ``bot.json`` is data), so
+an exported bot is safe to load from strangers; and it runs on one thread: a bot answers one state
+at a time, and its host often runs several.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from agents.policies.export import BOT_FORMAT, META_FILE, MODEL_FILE
 from agents.policies.ppo import pick_action
-from yaniv.protocol import ProtocolError, rules_from_json
+from yaniv.protocol import MAX_TEXT_BYTES, ProtocolError, parse_json, quote, rules_from_json
+from yaniv.rules import MAX_HAND, MIN_HAND
 from yaniv_env.encoding import LAYOUT_VERSION, action_table, observation_layout
 
 DEFAULT_BOT = "default"
@@ -51,6 +56,18 @@ def exported_bot_folder(path: str | Path) -> Path | None:
     return None
 
 
+def _field(meta: Any, path: str, kind: type, where: Path) -> Any:
+    """``meta``'s field at a dotted ``path``, of exactly type ``kind``; ValueError naming it otherwise."""
+    value = meta
+    for key in path.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise ValueError(f"{where}: missing field {path}")
+        value = value[key]
+    if type(value) is not kind:
+        raise ValueError(f"{where}: {path} must be {'an integer' if kind is int else 'a string'}, got {quote(value)}")
+    return value
+
+
 class ExportedPolicy:
     """An exported policy (``model.onnx`` + ``bot.json``) run by onnxruntime on one thread.
 
@@ -63,20 +80,28 @@ class ExportedPolicy:
         meta_path, model_path = folder / META_FILE, folder / MODEL_FILE
         if not meta_path.is_file() or not model_path.is_file():
             raise ValueError(f"{folder} is not an exported bot: it needs {META_FILE} and {MODEL_FILE}")
+        if meta_path.stat().st_size > MAX_TEXT_BYTES:
+            raise ValueError(f"{meta_path}: {meta_path.stat().st_size} bytes, over the limit of {MAX_TEXT_BYTES}")
         try:
-            meta = json.loads(meta_path.read_text())
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            meta = parse_json(meta_path.read_bytes(), what=META_FILE)
+        except ProtocolError as error:
             raise ValueError(f"{meta_path} is not valid JSON: {error}") from None
         if not isinstance(meta, dict) or meta.get("format") != BOT_FORMAT:
             found = meta.get("format") if isinstance(meta, dict) else meta
-            raise ValueError(f"{meta_path}: expected format {BOT_FORMAT!r}, got {found!r}")
+            raise ValueError(f"{meta_path}: expected format {BOT_FORMAT!r}, got {quote(found)}")
+        version = _field(meta, "observation.layout_version", int, meta_path)
+        size = _field(meta, "observation.size", int, meta_path)
+        actions = _field(meta, "actions.size", int, meta_path)
+        hand_size = _field(meta, "actions.hand_size", int, meta_path)
+        checksum = _field(meta, "model_sha256", str, meta_path)
+        if "rules" not in meta:
+            raise ValueError(f"{meta_path}: missing field rules")
         try:
-            version = meta["observation"]["layout_version"]
-            hand_size = meta["actions"]["hand_size"]
-            size, actions = meta["observation"]["size"], meta["actions"]["size"]
             self.rules = rules_from_json(meta["rules"])
-        except (KeyError, TypeError, ProtocolError) as error:
-            raise ValueError(f"{meta_path}: missing or bad field ({error})") from None
+        except ProtocolError as error:
+            raise ValueError(f"{meta_path}: {error}") from None
+        if not MIN_HAND <= hand_size <= MAX_HAND:
+            raise ValueError(f"{meta_path}: actions.hand_size must be from {MIN_HAND} to {MAX_HAND}, got {hand_size}")
         if version != LAYOUT_VERSION:
             raise ValueError(
                 f"{meta_path}: the bot reads observation layout version {version}, this yaniv-rl writes "
@@ -86,7 +111,7 @@ class ExportedPolicy:
         if (size, actions) != expected:
             raise ValueError(f"{meta_path}: {size} observations and {actions} actions do not fit hand size {hand_size}")
         model = model_path.read_bytes()
-        if meta.get("model_sha256") not in (None, hashlib.sha256(model).hexdigest()):
+        if checksum != hashlib.sha256(model).hexdigest():
             raise ValueError(
                 f"{model_path} does not match the checksum in {META_FILE}: the files are damaged or mismatched"
             )
@@ -104,6 +129,13 @@ class ExportedPolicy:
         self.observation_size = size
         self.num_actions = actions
         self.name = str(folder)
+        try:
+            probe = self.masked_logits(np.zeros(size, dtype=np.float32), np.ones(actions, dtype=bool))
+        except Exception as error:  # onnxruntime's own types: a graph whose shapes do not fit bot.json
+            raise ValueError(f"cannot run {model_path} on an observation of {size}: {error}") from None
+        if probe.shape != (actions,) or not np.isfinite(probe).all():
+            raise ValueError(f"{model_path} gives NaN or infinite logits (or {probe.shape[-1:]} of them, not "
+                             f"{actions}): its weights hold NaN or infinity, or the graph does not fit {META_FILE}")
 
     def masked_logits(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The logits, -inf where ``mask`` is false; a batch for a batch ([n, size]) of observations."""

@@ -8,7 +8,12 @@ opponents (a torch call per opponent move would cost more than the environment s
 load without running any code (``allow_pickle=False``).
 
 ``load_policy(path)`` reads either such an ``.npz`` or an SB3 checkpoint (``.zip``). An SB3
-checkpoint is a pickle underneath and can run code when loaded: load only files you trust.
+checkpoint is a pickle underneath and can run code when loaded, so it takes the trust switch:
+``load_policy(path, trust_pickle=True)``; without it the file is refused with a ValueError that
+names it and the safe formats. The format is read from the content, not the suffix
+(``policy_file_kind``): a zip of ``.npy`` arrays is weights, any other zip (SB3, ``torch.save``)
+or a bare pickle is a pickle, whatever the file is called. Weights holding NaN or infinity are
+refused at load, by layer.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 
 from agents.base import SeededAgent
 from yaniv import Move, PlayerView
+from yaniv.protocol import ProtocolError, parse_json
 from yaniv.rules import Rules
 
 ACTIVATIONS = {
@@ -61,6 +67,9 @@ class NumpyPolicy:
                 raise ValueError(f"layer {i}: weight {w.shape} and bias {b.shape} do not fit")
             if i and w.shape[1] != weights[i - 1].shape[0]:
                 raise ValueError(f"layer {i} takes {w.shape[1]} inputs but layer {i - 1} gives {weights[i - 1].shape[0]}")
+            for part, array in (("weights", w), ("bias", b)):
+                if not np.issubdtype(array.dtype, np.number) or not np.isfinite(array).all():
+                    raise ValueError(f"layer {i}: its {part} hold NaN, infinity or non-numbers")
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in weights]  # (in, out) for x @ W
         self.biases = [np.asarray(b, dtype=np.float32) for b in biases]
         self.activation = activation
@@ -75,6 +84,8 @@ class NumpyPolicy:
                     or not np.issubdtype(index.dtype, np.integer) or index.min() < 0 or index.max() >= n_obs):
                 raise ValueError(f"stakes skip: index {index.shape} and weight {weight.shape} do not fit "
                                  f"{n_obs} observations and {n_act} actions")
+            if not np.isfinite(weight).all():
+                raise ValueError("stakes skip: its weights hold NaN or infinity")
             self.skip_index, self.skip_weight = index.astype(np.int64), weight
 
     @property
@@ -132,35 +143,74 @@ class NumpyPolicy:
 
     @classmethod
     def load(cls, path: str | Path) -> "NumpyPolicy":
+        """Weights saved by ``save`` (no pickle); ValueError naming the file and the problem."""
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-                n = int(meta["layers"])
+                meta = parse_json(str(data["meta"]), what="meta")
+                if not isinstance(meta, dict) or type(meta.get("layers")) is not int or not 1 <= meta["layers"] <= 64:
+                    raise ValueError(f"meta: expected an object with 'layers' from 1 to 64, got {meta!r:.80}")
+                n = meta.pop("layers")
                 weights = [data[f"w{i}"] for i in range(n)]
                 biases = [data[f"b{i}"] for i in range(n)]
                 skip = (data["skip_index"], data["skip_weight"]) if "skip_index" in data else None
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as error:
+            return cls(weights, biases, meta.pop("activation", None), meta, skip)
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, ProtocolError) as error:
             raise ValueError(f"cannot read policy weights from {path}: {error}") from None
-        activation = meta.pop("activation")
-        meta.pop("layers")
-        return cls(weights, biases, activation, meta, skip)
 
 
-def load_policy(path: str | Path) -> NumpyPolicy:
-    """A policy from weights (.npz) or an SB3 MaskablePPO checkpoint (.zip: trusted files only)."""
+WEIGHTS, PICKLE, UNKNOWN = "weights", "pickle", "unknown"
+PICKLE_PROTO = b"\x80"  # how every pickle since protocol 2 starts (older ones read as UNKNOWN: never unpickled)
+
+
+def policy_file_kind(path: str | Path) -> str:
+    """What a policy file holds, by its content: ``WEIGHTS`` (an .npz, a zip of .npy arrays),
+    ``PICKLE`` (any other zip, as SB3 and ``torch.save`` write, or a bare pickle), or ``UNKNOWN``.
+    Reads the first bytes and a zip's list of names, nothing more."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head.startswith(b"PK"):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError):
+            return UNKNOWN
+        return WEIGHTS if names and all(name.endswith(".npy") for name in names) else PICKLE
+    return PICKLE if head.startswith(PICKLE_PROTO) else UNKNOWN
+
+
+def refuse_untrusted_pickle(path: str | Path, trust_pickle: bool) -> None:
+    """ValueError naming ``path`` and the safe formats if it holds a pickle and ``trust_pickle`` is off."""
+    if not trust_pickle and Path(path).is_file() and policy_file_kind(path) == PICKLE:
+        raise ValueError(
+            f"{path} is a pickle (an SB3 or torch checkpoint), which can run code when loaded: load it only if "
+            "you trust it, with trust_pickle=True (--trust-pickle on the command line). Safe to share and load: "
+            "policy weights (.npz, as train.py writes them) or an exported bot (the ONNX folder that "
+            "python -m agents.policies.export CHECKPOINT OUT_DIR --trust-pickle writes from a trusted checkpoint)"
+        )
+
+
+def load_policy(path: str | Path, *, trust_pickle: bool = False) -> NumpyPolicy:
+    """A policy from weights (.npz) or an SB3 MaskablePPO checkpoint (a pickle: only with ``trust_pickle``).
+
+    The format is read from the content (``policy_file_kind``), whatever the suffix; ValueError
+    naming the file and the problem (an untrusted pickle, a damaged file, NaN weights)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"no policy file at {path}")
-    if path.suffix == ".npz":
+    kind = policy_file_kind(path)
+    if kind == WEIGHTS or (kind == UNKNOWN and path.suffix == ".npz"):
         return NumpyPolicy.load(path)
+    if kind == UNKNOWN:
+        raise ValueError(f"{path} is neither policy weights (.npz) nor an SB3 checkpoint (.zip)")
+    refuse_untrusted_pickle(path, trust_pickle)
     from sb3_contrib import MaskablePPO
 
     try:
         model = MaskablePPO.load(path, device="cpu")
+        return NumpyPolicy.from_sb3(model)
     except Exception as error:  # SB3 raises many kinds on a broken file
         raise ValueError(f"cannot load the checkpoint {path}: {type(error).__name__}: {error}") from None
-    return NumpyPolicy.from_sb3(model)
 
 
 @lru_cache(maxsize=64)

@@ -6,7 +6,7 @@ the package, an exported policy played with onnxruntime), a baseline such as ``h
 ``search:64``, or a path: an exported bot's folder (``python -m agents.policies.export``; loads
 with onnxruntime alone and runs no code from the files), policy weights ``PATH.npz`` (numpy only,
 no pickle), or an SB3 checkpoint ``PATH.zip`` (a pickle underneath, which can run code when
-loaded: trusted files only).
+loaded: refused unless ``load_bot(..., trust_pickle=True)``; see ``load_bot``).
 
 Every answer is checked: the bot builds the position from the state (``game_from_state``), its
 agent picks a move (a trained policy picks the best action its mask allows), and the move must be
@@ -31,7 +31,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.registry import make_agent
-from yaniv.protocol import ProtocolError, game_from_state, move_to_json, view_from_state
+from yaniv.protocol import ProtocolError, game_from_state, move_to_json, parse_json, view_from_state
 
 
 class Bot:
@@ -43,12 +43,10 @@ class Bot:
         self.seed = seed
 
     def choose(self, state: Any) -> dict[str, Any]:
-        """The move for ``state`` (a dict, or its JSON text); ProtocolError if the state is bad."""
+        """The move for ``state`` (a dict, or its JSON text, read within ``yaniv.protocol.parse_json``'s
+        limits); ProtocolError naming the problem if the state is bad."""
         if isinstance(state, (str, bytes)):
-            try:
-                state = json.loads(state)
-            except json.JSONDecodeError as error:
-                raise ProtocolError(f"not JSON: {error}") from None
+            state = parse_json(state)
         view = view_from_state(state)
         if view.current != view.player:
             raise ProtocolError(
@@ -68,9 +66,16 @@ class Bot:
         return f"Bot({self.name!r})"
 
 
-def load_bot(spec: str, seed: int = 0) -> Bot:
-    """The bot a spec names (see the module docstring); ValueError naming the problem otherwise."""
-    return Bot(make_agent(spec, seed), spec, seed)
+def load_bot(spec: str, seed: int = 0, *, trust_pickle: bool = False) -> Bot:
+    """The bot a spec names (see the module docstring); ValueError naming the problem otherwise.
+
+    Safe to load from strangers: the names of ``agents.registry`` (baselines, ``default``), an
+    exported bot's folder (ONNX + bot.json, checked before use) and ``.npz`` weights (numpy data,
+    no pickle). Not safe: an SB3 checkpoint or any other pickle-based file (recognised by its
+    content, whatever its suffix), which can run code when loaded; it is refused with a ValueError
+    pointing to the safe formats unless ``trust_pickle=True`` says you trust the file.
+    """
+    return Bot(make_agent(spec, seed, trust_pickle=trust_pickle), spec, seed)
 
 
 __all__ = ["Bot", "load_bot"]
