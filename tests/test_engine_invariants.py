@@ -23,8 +23,15 @@ HOUSE = Rules(
     jokers_in_sets=True, slamdown=True, assaf_penalty="flat", score_reset="subtract",
     score_reset_at=(50, 100, 150, 200), draw_from_set="ends", draw_from_run="ends_and_jokers",
 )
+# The house rules of issue 18: jokers placed by the discarder, sets of up to six, the caller starts.
+PLACED = Rules(
+    jokers_in_sets=True, max_set_size=6, discarder_places_jokers=True, slamdown=True, next_round_starter="caller",
+    hand_size=7, draw_from_run="ends_and_jokers",
+)
 # (players, rules): every player count, every preset, and the variants that change move generation.
 CONFIGS = [
+    (3, PLACED), (4, Rules(discarder_places_jokers=True, next_round_starter="next_seat", max_set_size=5,
+                           jokers_in_sets=True, min_set_with_jokers=3, draw_from_set="ends_or_top_of_pair")),
     (2, "default"), (3, "french"), (4, "german"), (5, "default"), (6, HOUSE), (7, "default"),
     (8, "german"), (2, HOUSE), (3, Rules(jokers=0, hand_size=4)), (7, Rules(hand_size=7, jokers=1)),
     (4, Rules(score_limit=100, game_end="first_over", assaf_on_equal=False, max_turns=60)),
@@ -66,12 +73,29 @@ def brute_force_moves(g: Game) -> set[Move]:
     draws = ([DECK] if g.deck else []) + list(g.pile[-1].drawable)
     for size in range(1, len(hand) + 1):
         for subset in itertools.combinations(hand, size):
-            try:
-                _, ordered = classify(subset, g.rules)
-            except ValueError:
-                continue
-            moves.update(Move.discard(ordered, d) for d in draws)
+            for order in orders(subset, g.rules):
+                try:
+                    _, ordered = classify(order, g.rules)
+                except ValueError:
+                    continue
+                moves.update(Move.discard(ordered, d) for d in draws)
     return moves
+
+
+def orders(cards: tuple[int, ...], rules: Rules) -> list[tuple[int, ...]]:
+    """The orders of ``cards`` to try: as they are, or with ``discarder_places_jokers`` and jokers among
+    them, every order of the jokers in every set of positions around the naturals (any run has its
+    naturals in rank order)."""
+    jokers = [c for c in cards if c >= 52]
+    if not (rules.discarder_places_jokers and jokers and len(cards) > 2):
+        return [cards]
+    naturals = sorted((c for c in cards if c < 52), key=lambda c: c % 13)
+    out = []
+    for places in itertools.combinations(range(len(cards)), len(jokers)):
+        for perm in itertools.permutations(jokers):
+            rest, fill = iter(naturals), dict(zip(places, perm))
+            out.append(tuple(fill[i] if i in fill else next(rest) for i in range(len(cards))))
+    return out
 
 
 def canonical(move, rules: Rules):

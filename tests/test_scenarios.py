@@ -857,7 +857,8 @@ def test_unknown_preset_is_refused_naming_the_presets(build):
 
 def test_valid_settings_from_a_mapping():
     rules = Rules.from_dict({"preset": "french", "jokers": 0, "score_reset_at": [50, 100]})
-    assert rules == Rules(yaniv_threshold=5, jokers=0, score_reset_at=(50, 100))
+    assert rules == Rules(yaniv_threshold=5, jokers_in_sets=True, min_set_with_jokers=3,
+                          draw_from_set="ends_or_top_of_pair", jokers=0, score_reset_at=(50, 100))
     assert isinstance(rules.score_reset_at, tuple)
 
 
@@ -894,8 +895,11 @@ def test_possible_games_deal_every_card(players, rules, deck):
 # ------------------------------------------------------------------------------------------------
 
 
-def test_the_french_preset_calls_at_5():
-    assert PRESETS["french"] == Rules(yaniv_threshold=5)
+def test_the_french_preset_reproduces_000():
+    # docs/rules.md: Yaniv at 5; jokers wild in a séquence (runs, and sets of three or four) but not in a
+    # pair; of a set of three or four only the ends, of a pair only the top card; otherwise the defaults.
+    assert PRESETS["french"] == Rules(yaniv_threshold=5, jokers_in_sets=True, min_set_with_jokers=3,
+                                      draw_from_set="ends_or_top_of_pair")
     assert get_rules("french").yaniv_threshold == 5
 
 
@@ -1021,3 +1025,250 @@ def test_a_slamdown_decision_with_a_card_or_a_draw_is_refused_and_changes_nothin
         with pytest.raises(ValueError, match="carries no cards and no draw"):
             g.apply(move)
         assert snapshot(g) == before
+
+
+# ------------------------------------------------------------------------------------------------
+# 13. Settings under which a round or a game could never end: refused by name
+# ------------------------------------------------------------------------------------------------
+
+NEVER_ENDING = [
+    # (id, settings, the names the error must hold)
+    ("threshold 0 without jokers: an ace, the lowest card, is worth 1",
+     {"yaniv_threshold": 0, "jokers": 0}, r"Rules\.yaniv_threshold=0 with Rules\.jokers=0"),
+    ("threshold 0 without jokers and a turn cap: every round capped, scoreless",
+     {"yaniv_threshold": 0, "jokers": 0, "max_turns": 50}, r"Rules\.yaniv_threshold=0 with Rules\.jokers=0"),
+    ("threshold 0 without jokers under first_over",
+     {"yaniv_threshold": 0, "jokers": 0, "game_end": "first_over"}, r"Rules\.yaniv_threshold=0"),
+    # the five lowest cards without jokers: A A A A 2 = 6 > 5; nobody plays twice within two turns
+    ("a cap of 2 turns and threshold 5 without jokers",
+     {"max_turns": 2, "yaniv_threshold": 5, "jokers": 0}, r"Rules\.max_turns=2 with Rules\.yaniv_threshold=5"),
+    # with two jokers the lowest five cards are Jk Jk A A A = 3 > 2
+    ("a cap of 1 turn and threshold 2",
+     {"max_turns": 1, "yaniv_threshold": 2}, r"Rules\.max_turns=1 with Rules\.yaniv_threshold=2"),
+    # seven cards without jokers: A A A A 2 2 2 = 10 > 9
+    ("a cap of 2 turns, seven cards and threshold 9 without jokers",
+     {"max_turns": 2, "yaniv_threshold": 9, "jokers": 0, "hand_size": 7}, r"Rules\.max_turns=2"),
+    ("a joker set bigger than any set may be",
+     {"jokers_in_sets": True, "min_set_with_jokers": 5}, r"Rules\.min_set_with_jokers"),
+]
+
+
+@pytest.mark.parametrize("settings, words", [c[1:] for c in NEVER_ENDING], ids=[f"refused: {c[0]}" for c in NEVER_ENDING])
+def test_settings_under_which_no_game_can_end_are_refused_by_name(settings, words):
+    with pytest.raises(ValueError, match=words):
+        Rules(**settings)
+    with pytest.raises(ValueError, match=words):
+        Rules.from_dict({"preset": "german", **settings})
+
+
+ENDING_AT_THE_EDGE = [
+    # (id, settings): each is accepted, a game under it can end
+    ("threshold 0 with one joker: a lone joker may call", {"yaniv_threshold": 0, "jokers": 1}),
+    ("threshold 1 without jokers: a lone ace may call", {"yaniv_threshold": 1, "jokers": 0}),
+    ("a cap of 2 turns and threshold 6 without jokers: A A A A 2 may call", {"max_turns": 2, "yaniv_threshold": 6, "jokers": 0}),
+    ("a cap of 3 turns and threshold 5 without jokers: the starter plays twice at two seats",
+     {"max_turns": 3, "yaniv_threshold": 5, "jokers": 0}),
+    ("a subtract reset at every one of 32 scores up to the limit",
+     {"score_reset": "subtract", "score_reset_subtract": 1000, "score_reset_at": tuple(range(169, 201))}),
+]
+
+
+@pytest.mark.parametrize("settings", [c[1] for c in ENDING_AT_THE_EDGE], ids=[f"accepted: {c[0]}" for c in ENDING_AT_THE_EDGE])
+def test_settings_at_the_edge_of_ending_are_accepted(settings):
+    assert Rules(**settings).to_dict().items() >= settings.items()
+
+
+def test_a_turn_cap_no_seat_outlasts_is_refused_by_game_for_full_games():
+    rules = Rules(max_turns=3, yaniv_threshold=5, jokers=0)  # lowest dealt hand 6: only a second turn may call
+    with pytest.raises(ValueError, match=r"Rules\.max_turns=3 with 3 seats"):
+        Game(3, rules)
+    with pytest.raises(ValueError, match=r"Rules\.max_turns=3 with 3 seats"):  # seat 3 out: three still in
+        Game(4, rules, scores=[0, 0, 0, 250])
+    Game(3, rules, single_round=True)  # one round: it ends at the cap
+    Game(2, rules)  # the starter plays the third turn
+    Game(4, rules, scores=[0, 0, 250, 250])  # two in the game
+
+
+def test_a_subtract_reset_cannot_stop_a_game_from_ending():
+    # 32 reset values just under the limit, each back to 0: a hand of 33 points or more jumps past them
+    rules = Rules(score_reset="subtract", score_reset_subtract=1000, score_reset_at=tuple(range(169, 201)))
+    g = call_yaniv(["AH", "KS KH KD 4C"], 0, rules, scores=[0, 168], single_round=False)  # 168 + 34 = 202
+    assert g.is_over and g.winners == (0,)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("yaniv_threshold", 10**7), ("score_limit", 10**300), ("assaf_penalty_points", 1_000_001),
+    ("max_turns", 10**9), ("score_reset_at", tuple(range(1, 34))), ("score_reset_at", (10**7,)),
+], ids=["a threshold of ten million", "a limit of 10^300", "a penalty over a million", "a cap of a billion turns",
+        "33 reset values", "a reset value of ten million"])
+def test_every_number_setting_has_a_bound(name, value):
+    with pytest.raises(ValueError, match=rf"Rules\.{name}: got .*1,000,000"):
+        Rules(**{name: value})
+
+
+# ------------------------------------------------------------------------------------------------
+# 14. The french preset against its text (000), quoted
+# ------------------------------------------------------------------------------------------------
+
+FRENCH_GROUPS = [
+    # (the words of 000, cards thrown, kind and order on the pile or the refusal, drawable by the next player)
+    ("trois à quatre cartes de la même à valeur ... la première carte dans la séquence ou la dernière carte dans la "
+     "séquence, aucune autre carte entre les deux", "9S 9C 9D", ("set", "9C 9D 9S"), "9C 9S"),
+    ("trois à quatre cartes de la même à valeur", "KS KH KD KC", ("set", "KC KD KH KS"), "KC KS"),
+    ("la carte du dessus de la pile de défausse", "5S 5H", ("set", "5H 5S"), "5S"),
+    ("Avant de jeter une paire, les deux cartes doivent être de la valeur-a même", "5H JK1", "wild only in sets of three to four", None),
+    ("Jokers peuvent être utilisés comme une carte sauvage et remplacées par une carte que vous pouvez faire défaut "
+     "dans une séquence", "5S 5H JK2", ("set", "5H 5S JK2"), "5H JK2"),
+    ("Jokers peuvent être utilisés comme une carte sauvage ... dans une séquence", "5C 5D 5H JK1", ("set", "5C 5D 5H JK1"), "5C JK1"),
+    ("Jokers peuvent être utilisés comme une carte sauvage ... dans une séquence", "5H JK1 JK2", ("set", "5H JK1 JK2"), "5H JK2"),
+    ("être trois à quatre cartes de la même à valeur", "5C 5D 5H 5S JK1", "two to four cards", None),
+    ("la première carte dans la séquence ou la dernière carte dans la séquence, aucune autre carte entre les deux",
+     "4S JK1 6S", ("run", "4S JK1 6S"), "4S 6S"),
+    ("former une ligne droite dans le costume d'un même", "4S 5S 6S 7S", ("run", "4S 5S 6S 7S"), "4S 7S"),
+]
+
+
+@pytest.mark.parametrize("quote, cards, outcome, drawable", FRENCH_GROUPS,
+                         ids=[f"french: {c[1]} ({c[0][:40]})" for c in FRENCH_GROUPS])
+def test_the_french_preset_groups_and_draws_as_000_says(quote, cards, outcome, drawable):
+    french = get_rules("french")
+    if isinstance(outcome, str):
+        with pytest.raises(ValueError, match=outcome):
+            classify(C(cards), french)
+        return
+    kind, order = outcome
+    assert classify(C(cards), french) == (kind, C(order))
+    g = position(["8H 2C", "TD"], rules="french", top=cards, top_by=1, deck="3D")
+    assert g.legal_draws() == (DECK,) + C(drawable)
+    inner = [c for c in C(order) if c not in C(drawable)]
+    for card in inner:  # "aucune autre carte entre les deux"
+        with pytest.raises(ValueError, match="cannot draw"):
+            g.apply(Move.discard(C("8H"), card))
+
+
+def test_the_french_legal_discards_of_a_hand():
+    # "une seule carte, une paire de cartes ou une séquence": 5 singles; the pair 5H 5S; the séquences
+    # 5H 5S JK1 (a set of three with the joker) and 5H 6H JK1, 5H JK1 7H... here 5H 6H JK1 (a run 5-6-7)
+    # and JK1 5H 6H? no: canonical order only; 5H JK1 and 5S JK1 are pairs with a joker: refused.
+    found = legal_discards(sort_hand(C("5H 5S 6H JK1 KS")), get_rules("french"))
+    assert as_sets(found) == {frozenset(C(e)) for e in ["5H", "5S", "6H", "JK1", "KS", "5H 5S", "5H 5S JK1", "5H 6H JK1"]}
+
+
+# ------------------------------------------------------------------------------------------------
+# 15. House rules: who starts the next round, sets past four cards, jokers placed by the discarder
+# ------------------------------------------------------------------------------------------------
+
+STARTERS = [
+    # (id, hands, caller, scores before, starter of the next round under winner, caller, next_seat);
+    # the round was started by seat 0 (position: current = caller, starter = caller; see below)
+    ("a clean Yaniv by seat 1", ["KH QH", "AH 2C", "5S 5C"], 1, [0, 0, 0], (1, 1, 1)),
+    ("seat 0 Assafed by seat 2", ["3C 4C", "KH", "AH"], 0, [0, 0, 0], (2, 0, 1)),
+    ("seat 2 Assafed by seats 0 and 1 tied", ["3H", "3S", "7C"], 2, [0, 0, 0], (0, 2, 1)),
+    # seat 0 Assafed: 180 + 7 + 30 = 217, out; the next seat in the game after it is 1
+    ("the Assafed caller put out of the game", ["3C 4C", "KH", "AH"], 0, [180, 0, 0], (2, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("hands, caller, scores, starters", [c[1:] for c in STARTERS], ids=[c[0] for c in STARTERS])
+def test_who_starts_the_next_round(hands, caller, scores, starters):
+    for how, expected in zip(("winner", "caller", "next_seat"), starters):
+        g = position(hands, rules=Rules(next_round_starter=how), current=caller, scores=scores)
+        g.starter = 0  # the round was started by seat 0 (a position starts at the caller's turn)
+        g.apply(YANIV)
+        assert g.round_number == 2 and g.starter == g.current == expected, how
+
+
+def test_a_capped_round_is_followed_by_the_next_seat_whatever_the_setting():
+    for how in ("winner", "caller", "next_seat"):
+        g = Game(3, Rules(max_turns=2, next_round_starter=how), seed=0, starter=1)
+        _play_single_discards(g, 2)
+        assert g.round_number == 2 and g.current == 2
+
+
+BIG = Rules(jokers_in_sets=True, max_set_size=6)
+BIG_SETS = [
+    # (id, rules, cards, kind and order, or the refusal)
+    ("four naturals and a joker", Rules(jokers_in_sets=True, max_set_size=5), "5C 5D 5H 5S JK1", ("set", "5C 5D 5H 5S JK1")),
+    ("three naturals and two jokers", Rules(jokers_in_sets=True, max_set_size=5), "5C 5D 5H JK1 JK2", ("set", "5C 5D 5H JK1 JK2")),
+    ("four naturals and two jokers over a limit of five", Rules(jokers_in_sets=True, max_set_size=5), "5C 5D 5H 5S JK1 JK2", "two to five"),
+    ("four naturals and two jokers", BIG, "JK2 5S 5H 5D 5C JK1", ("set", "5C 5D 5H 5S JK1 JK2")),
+    ("a pair and two jokers", BIG, "5C 5D JK1 JK2", ("set", "5C 5D JK1 JK2")),
+    ("a joker pairs a natural under the default smallest set", BIG, "5C JK1", ("set", "5C JK1")),
+]
+
+
+@pytest.mark.parametrize("rules, cards, outcome", [c[1:] for c in BIG_SETS], ids=[f"big sets: {c[0]}" for c in BIG_SETS])
+def test_sets_past_four_cards_with_jokers(rules, cards, outcome):
+    if isinstance(outcome, str):
+        with pytest.raises(ValueError, match=outcome):
+            classify(C(cards), rules)
+    else:
+        assert classify(C(cards), rules) == (outcome[0], C(outcome[1]))
+
+
+def test_a_six_card_set_is_thrown_and_lists_among_the_legal_discards():
+    g = position(["5C 5D 5H 5S JK1 JK2 KS", "TD"], rules=BIG.replace(hand_size=7))
+    six = C("5C 5D 5H 5S JK1 JK2")
+    assert any(m.cards == six for m in g.legal_moves())
+    g.apply(Move.discard(six, DECK))
+    assert g.top == Group(six, "set", 0, six) and len(g.hands[0]) == 2
+
+
+PLACED = Rules(discarder_places_jokers=True)
+PLACEMENTS = [
+    # (id, the cards as given, the run they make (low to high) or the refusal, drawable ends)
+    ("a joker below: Jk 5 6 is the run 4-5-6", "JK1 5H 6H", "JK1 5H 6H", "JK1 6H"),
+    ("a joker above: 5 6 Jk is the run 5-6-7", "5H 6H JK1", "5H 6H JK1", "5H JK1"),
+    ("a joker in the gap, where it must stand", "5H JK1 7H", "5H JK1 7H", "5H 7H"),
+    ("two jokers around a natural", "JK2 5H JK1", "JK2 5H JK1", "JK2 JK1"),
+    ("no joker: any order, the canonical one kept", "7H 5H 6H", "5H 6H 7H", "5H 7H"),
+    ("a joker below the ace is refused", "JK1 AH 2H", "not a run in the order given", None),
+    ("a joker above the king is refused", "QH KH JK1", "not a run in the order given", None),
+    ("a joker between two adjacent naturals is refused", "5H JK1 6H", "not a run in the order given", None),
+    ("a high-to-low order is refused", "6H 5H JK1", "not a run in the order given", None),
+]
+
+
+@pytest.mark.parametrize("cards, outcome, drawable", [c[1:] for c in PLACEMENTS], ids=[f"placed jokers: {c[0]}" for c in PLACEMENTS])
+def test_the_discarder_places_the_jokers_of_a_run(cards, outcome, drawable):
+    if drawable is None:
+        with pytest.raises(ValueError, match=outcome):
+            classify(C(cards), PLACED)
+        g = position([cards + " TC", "TD"], rules=PLACED)
+        before = snapshot(g)
+        with pytest.raises(ValueError, match=outcome):
+            g.apply(Move.discard(C(cards), DECK))
+        assert snapshot(g) == before
+        return
+    assert classify(C(cards), PLACED) == ("run", C(outcome))
+    g = position([cards + " TC", "TD KD"], rules=PLACED, deck="2C")
+    g.apply(Move.discard(C(cards), DECK))
+    assert g.top == Group(C(outcome), "run", 0, C(drawable))
+    assert g.legal_draws() == (DECK,) + C(drawable)
+    assert g.events[-1] == Event("discard", 0, C(outcome), DECK)
+
+
+def test_each_placement_of_the_jokers_is_a_legal_move_of_its_own():
+    g = position(["5H 6H JK1 KS", "TD"], rules=PLACED, top="9S", top_by=1)
+    runs = [m.cards for m in g.legal_moves() if len(m.cards) == 3 and m.draw == DECK]
+    assert sorted(runs) == sorted([C("JK1 5H 6H"), C("5H 6H JK1")])
+    g = position(["5H 7H JK1 JK2", "TD"], rules=PLACED)
+    runs = {m.cards for m in g.legal_moves() if len(m.cards) == 4}
+    # 5 Jk 7 Jk (6, 8) and Jk 5 Jk 7 (4, 6), each with the two jokers either way round
+    assert runs == {C("5H JK1 7H JK2"), C("5H JK2 7H JK1"), C("JK1 5H JK2 7H"), C("JK2 5H JK1 7H")}
+    default = position(["5H 7H JK1 JK2", "TD"])
+    assert {m.cards for m in default.legal_moves() if len(m.cards) == 4} == {C("5H JK1 7H JK2")}
+
+
+def test_a_placed_run_keeps_its_order_through_views_samples_and_the_protocol():
+    from yaniv.protocol import game_from_state, move_from_json, state_for
+
+    g = position(["JK1 5H 6H TC", "TD KD"], rules=PLACED, deck="2C")
+    g.apply(Move.discard(C("JK1 5H 6H"), DECK))
+    assert g.view(1).top.cards == C("JK1 5H 6H")
+    rebuilt = game_from_state(state_for(g, 1, history=False), 0)
+    assert rebuilt.top == g.top._replace(player=-1) and rebuilt.legal_draws() == g.legal_draws()
+    sample = rebuilt.sample_hidden(1, np.random.default_rng(0))
+    assert sample.top == rebuilt.top and sample.legal_draws() == g.legal_draws()
+    move = move_from_json({"action": "discard", "cards": ["JK1", "5H", "6H"], "draw": "deck"}, PLACED)
+    assert move.cards == C("JK1 5H 6H")

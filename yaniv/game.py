@@ -16,7 +16,8 @@ Moves (``Move``) are small tuples:
 
 All randomness comes from one seeded ``numpy.random.Generator``: the same seed and the same moves
 give the same game, bit for bit. A full game deals the next round itself when a round ends (the
-round's winner starts it); ``single_round=True`` stops after one round. Each finished round leaves
+round's winner starts it, or as ``Rules.next_round_starter`` says); ``single_round=True`` stops after
+one round. Each finished round leaves
 a ``RoundResult`` in ``results``.
 
 Public information lives in the state on its own terms (``pile``, ``events``, ``known``,
@@ -39,7 +40,7 @@ import numpy as np
 
 from yaniv.cards import NUM_CARDS, POINTS, SORT_KEY, cards_str, deck_cards, hand_points, sort_hand
 from yaniv.melds import SINGLE, Group, add_slamdown, classify, drawable_cards, legal_discards, slamdown_extends
-from yaniv.rules import MAX_HAND, Rules, get_rules
+from yaniv.rules import MAX_HAND, Rules, get_rules, lowest_hand
 
 MIN_PLAYERS: Final = 2
 MAX_PLAYERS: Final = 8
@@ -266,6 +267,15 @@ class Game:
             raise ValueError(f"at least two players must be at or under the score limit {rules.score_limit}")
         if type(starter) is not int or not (0 <= starter < num_players and self.alive[starter]):
             raise ValueError(f"starter must be a seat still in the game, got {starter!r}")
+        seats = sum(self.alive)
+        dealt = lowest_hand(rules, rules.hand_size)
+        if not single_round and rules.max_turns is not None and rules.max_turns <= seats and rules.yaniv_threshold < dealt:
+            raise ValueError(
+                f"Rules.max_turns={rules.max_turns} with {seats} seats in the game and Rules.yaniv_threshold="
+                f"{rules.yaniv_threshold}: nobody plays a second turn before the cap and no dealt hand of "
+                f"{rules.hand_size} cards totals less than {dealt}, so no round could be won and the game could "
+                "not end (play single rounds, or raise the cap or the threshold)"
+            )
         self.results: list[RoundResult] = []
         self.winners: tuple[int, ...] = ()
 
@@ -625,12 +635,18 @@ class Game:
             self.pending = None
             self._discards = None
             return
-        if winners:
-            # The round's winner starts the next; tied winners: the first after the caller.
-            start = min(winners, key=lambda q: (q - caller) % n)
-        else:
-            start = self._next_seat(self.starter)
-        self._deal(start)
+        self._deal(self._next_starter(caller, winners))
+
+    def _next_starter(self, caller: int | None, winners: tuple[int, ...]) -> int:
+        """Who starts the next round (``Rules.next_round_starter``); after a round cut by the turn cap,
+        the seat after the previous starter."""
+        how = self.rules.next_round_starter
+        if caller is None or how == "next_seat":
+            return self._next_seat(self.starter)
+        if how == "caller":  # even when Assafed; if the round put it out, the next seat in the game
+            return caller if self.alive[caller] else self._next_seat(caller)
+        # The round's winner; of tied winners, the first after the caller (a winner scores 0: still in).
+        return min(winners, key=lambda q: (q - caller) % self.num_players)
 
     # ------------------------------------------------------------------------------------------
     # Dealing, copying, sampling

@@ -3,16 +3,24 @@
 A discard is one card; a *set* of two to four cards of one rank; or a *run* of three or more
 consecutive cards of one suit (ace low, no wrap past the king) in which jokers stand in for
 missing cards. Two jokers together are a set of their own rank. With ``jokers_in_sets`` a set
-is any cards of one rank plus jokers (two to four cards, at least one natural).
+is also cards of one rank plus jokers, from ``min_set_with_jokers`` to ``max_set_size`` cards
+(at least one natural).
 
 Canonical order (what the next player sees, and what "the ends" of a group means):
 
 * a set lies in suit order, jokers last;
 * a run lies in rank order; jokers fill its gaps first, and any left over extend it upwards while
   there is room below the king, then downwards. So 5♥ 6♥ Jk lies as 5♥ 6♥ Jk(7).
+* with ``discarder_places_jokers`` a run holding a joker lies as the discarder gave it, low to
+  high, each joker where it stands (Jk 5♥ 6♥ is the run 4-5-6); every such order is a discard of
+  its own, and an order that does not read as a run is refused.
 
-A card set that could be read both ways (one natural and two jokers, with ``jokers_in_sets``)
-counts as a set.
+A card set that could be read both ways (one natural and two jokers, when jokers are wild in sets
+of three) counts as a set.
+
+Of a set the next player may draw any card, its ends, or (``ends_or_top_of_pair``) the ends of
+three or more and the top card of a pair; of a run its ends, and with ``ends_and_jokers`` its inner
+jokers too. ``most_drawable(rules)`` bounds how many cards a group on the pile can offer.
 
 ``legal_discards`` derives every legal discard of a hand from its rank and suit groups instead of
 trying every subset, so it stays cheap on the hot path.
@@ -20,16 +28,17 @@ trying every subset, so it stays cheap on the hot path.
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, permutations
 from typing import Final, NamedTuple, Sequence
 
 from yaniv.cards import NUM_RANKS, NUM_STANDARD, RANK, SUIT, card_str
-from yaniv.rules import Rules
+from yaniv.rules import NATURAL_SET, Rules
 
 SINGLE: Final = "single"
 SET: Final = "set"
 RUN: Final = "run"
-MAX_SET: Final = 4
+MAX_SET: Final = NATURAL_SET  # the most cards of a set of naturals (four suits); jokers may add more
+_COUNT_WORDS: Final = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
 class Group(NamedTuple):
@@ -42,7 +51,11 @@ class Group(NamedTuple):
 
 
 def classify(cards: Sequence[int], rules: Rules) -> tuple[str, tuple[int, ...]]:
-    """The kind and canonical order of a discard; ValueError saying why if it is not legal."""
+    """The kind and the order on the pile of a discard; ValueError saying why if it is not legal.
+
+    The order is the canonical one, except for a run with jokers under ``discarder_places_jokers``,
+    which keeps the order given (low to high, each joker where it stands).
+    """
     n = len(cards)
     if n == 0:
         raise ValueError("a discard needs at least one card")
@@ -55,19 +68,19 @@ def classify(cards: Sequence[int], rules: Rules) -> tuple[str, tuple[int, ...]]:
     ranks = {RANK[c] for c in naturals}
     if not naturals:  # two jokers: a set of the joker rank
         return SET, tuple(jokers)
-    if len(ranks) == 1 and (not jokers or rules.jokers_in_sets):
-        if n > MAX_SET:
-            raise ValueError(f"a set has two to four cards, not {n}: {_names(cards)}")
-        return SET, tuple(naturals) + tuple(jokers)
-    if len(ranks) == 1 and len(naturals) > 1:
-        raise ValueError(f"jokers are not wild in sets under these rules: {_names(cards)}")
+    if len(ranks) == 1:
+        if not jokers:  # at most four: the cards are distinct
+            return SET, tuple(naturals)
+        if jokers_may_set(n, rules):
+            return SET, tuple(naturals) + tuple(jokers)
+        if rules.jokers_in_sets and n > rules.max_set_size:
+            raise ValueError(f"a set has two to {_COUNT_WORDS[rules.max_set_size]} cards, not {n}: {_names(cards)}")
+        if len(naturals) > 1 or n < 3:
+            raise ValueError(_no_joker_set(cards, rules))
+        # one natural and jokers: read as a run below
     if n < 3:
-        if jokers:
-            raise ValueError(f"jokers are not wild in sets under these rules: {_names(cards)}")
         raise ValueError(f"two cards must be of one rank: {_names(cards)}")
     if len({SUIT[c] for c in naturals}) != 1:
-        if len(ranks) == 1:
-            raise ValueError(f"jokers are not wild in sets under these rules: {_names(cards)}")
         raise ValueError(f"not a set (ranks differ) and not a run (suits differ): {_names(cards)}")
     order = run_order(naturals, jokers)
     if order is None:  # (two naturals of one suit and one rank would be the same card: no duplicates here)
@@ -76,7 +89,50 @@ def classify(cards: Sequence[int], rules: Rules) -> tuple[str, tuple[int, ...]]:
             f"not a run: {_names(cards)} leaves {span - len(naturals)} gap(s) and has {len(jokers)} joker(s) "
             "to fill them (aces are low and runs do not wrap past the king)"
         )
+    if jokers and rules.discarder_places_jokers:
+        if not _reads_as_run(cards):
+            raise ValueError(
+                f"not a run in the order given: {_names(cards)}; with discarder_places_jokers a run with jokers "
+                f"is given low to high, each joker where it stands (for example {_names(order)})"
+            )
+        return RUN, tuple(cards)
     return RUN, order
+
+
+def jokers_may_set(size: int, rules: Rules) -> bool:
+    """Whether jokers are wild in a set of ``size`` cards (jokers and naturals of one rank) under ``rules``."""
+    return rules.jokers_in_sets and rules.min_set_with_jokers <= size <= rules.max_set_size
+
+
+def _no_joker_set(cards: Sequence[int], rules: Rules) -> str:
+    if not rules.jokers_in_sets:
+        return f"jokers are not wild in sets under these rules: {_names(cards)}"
+    low, high = _COUNT_WORDS[rules.min_set_with_jokers], _COUNT_WORDS[rules.max_set_size]
+    return f"jokers are wild only in sets of {low} to {high} cards under these rules: {_names(cards)}"
+
+
+def _reads_as_run(cards: Sequence[int]) -> bool:
+    """Whether ``cards`` (naturals of one suit, and jokers) read as a run in the order given, low to high."""
+    first = next(i for i, c in enumerate(cards) if c < NUM_STANDARD)
+    low = RANK[cards[first]] - first
+    if low < 0 or low + len(cards) > NUM_RANKS:
+        return False
+    return all(c >= NUM_STANDARD or RANK[c] == low + i for i, c in enumerate(cards))
+
+
+def run_placements(naturals: Sequence[int], jokers: Sequence[int]) -> list[tuple[int, ...]]:
+    """Every order of a run of ``naturals`` (one suit, sorted by rank) and ``jokers``, low to high: each
+    stretch of ranks the run can cover, each joker in each rank left free (``discarder_places_jokers``)."""
+    size = len(naturals) + len(jokers)
+    lo, hi = RANK[naturals[0]], RANK[naturals[-1]]
+    by_rank = {RANK[c]: c for c in naturals}
+    found = []
+    for start in range(max(0, hi - size + 1), min(lo, NUM_RANKS - size) + 1):
+        free = [r for r in range(start, start + size) if r not in by_rank]
+        for order in permutations(jokers):
+            stand = dict(zip(free, order))
+            found.append(tuple(by_rank.get(r, stand.get(r, -1)) for r in range(start, start + size)))
+    return found
 
 
 def run_order(naturals: Sequence[int], jokers: Sequence[int]) -> tuple[int, ...] | None:
@@ -100,11 +156,36 @@ def drawable_cards(kind: str, cards: tuple[int, ...], rules: Rules) -> tuple[int
     if kind == SINGLE:
         return cards
     if kind == SET:
-        return cards if rules.draw_from_set == "any" else (cards[0], cards[-1])
+        if rules.draw_from_set == "any":
+            return cards
+        if len(cards) == 2 and rules.draw_from_set == "ends_or_top_of_pair":
+            return cards[1:]  # the top card of a pair: the last as it lies
+        return (cards[0], cards[-1])
     ends = (cards[0], cards[-1])
     if rules.draw_from_run == "ends_and_jokers":
         return ends[:1] + tuple(c for c in cards[1:-1] if c >= NUM_STANDARD) + ends[1:]
     return ends
+
+
+def most_drawable(rules: Rules) -> int:
+    """The most cards one group on the pile can offer the next player under ``rules``.
+
+    A run offers its two ends, and its inner jokers with ``ends_and_jokers``; a set with
+    ``draw_from_set = any`` all its cards: four naturals, or with jokers wild in sets up to
+    ``max_set_size`` cards, one more after a slamdown, never more than four naturals and the jokers.
+    """
+    run = 2 + (rules.jokers if rules.draw_from_run == "ends_and_jokers" else 0)
+    if rules.draw_from_set != "any":
+        return max(run, 2)
+    largest = NATURAL_SET
+    if rules.jokers_in_sets:
+        largest = min(rules.max_set_size + rules.slamdown, NATURAL_SET + rules.jokers)
+    return max(run, largest)
+
+
+def discard_settings(rules: Rules) -> tuple:
+    """The settings ``legal_discards`` reads, as a key for memos of what it returns for a hand."""
+    return (rules.jokers_in_sets, rules.min_set_with_jokers, rules.max_set_size, rules.discarder_places_jokers)
 
 
 def make_group(cards: Sequence[int], rules: Rules, player: int) -> Group:
@@ -183,27 +264,30 @@ def legal_discards(hand: Sequence[int], rules: Rules) -> list[tuple[int, ...]]:
     wild = rules.jokers_in_sets
     set_jokers = jokers if wild else ()
     if paired or set_jokers:
+        sizes = (rules.min_set_with_jokers, rules.max_set_size)
         rank_suits: dict[int, int] = {}  # rank -> bit mask of its suits in the hand
         for c in hand:
             if c < NUM_STANDARD:
                 rank_suits[RANK[c]] = rank_suits.get(RANK[c], 0) | 1 << SUIT[c]
         for r, suits in rank_suits.items():
             if suits & (suits - 1) or set_jokers:  # two cards of the rank, or wild jokers
-                key = (r, suits, set_jokers)
+                key = (r, suits, set_jokers, sizes)
                 found = _SET_MEMO.get(key)
                 if found is None:
-                    found = _SET_MEMO[key] = _sets_of_rank(r, suits, set_jokers)
+                    found = _SET_MEMO[key] = _sets_of_rank(r, suits, set_jokers, sizes)
                 discards += found
     if len(jokers) == 2:
         discards.append(jokers)
     need = 3 - len(jokers)
+    triple_sets = jokers_may_set(3, rules)  # one natural and two jokers: a set, then, not a run
+    placed = rules.discarder_places_jokers
     for s in range(4):
         ranks = suit_ranks[s]
         if ranks and ranks.bit_count() >= need:
-            key = (s, ranks, jokers, wild)
+            key = (s, ranks, jokers, triple_sets, placed)
             found = _RUN_MEMO.get(key)
             if found is None:
-                found = _RUN_MEMO[key] = _runs_of_suit(s, ranks, jokers, wild)
+                found = _RUN_MEMO[key] = _runs_of_suit(s, ranks, jokers, triple_sets, placed)
             discards += found
     return discards
 
@@ -213,20 +297,28 @@ _SET_MEMO: Final[dict[tuple, tuple[tuple[int, ...], ...]]] = {}
 _RUN_MEMO: Final[dict[tuple, tuple[tuple[int, ...], ...]]] = {}
 
 
-def _sets_of_rank(rank: int, suits: int, jokers: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """Every set made of the given cards of one rank (``suits`` a bit mask) plus wild ``jokers``."""
+def _sets_of_rank(
+    rank: int, suits: int, jokers: tuple[int, ...], sizes: tuple[int, int]
+) -> tuple[tuple[int, ...], ...]:
+    """Every set made of the given cards of one rank (``suits`` a bit mask) plus wild ``jokers``:
+    two to four naturals, or from ``sizes[0]`` to ``sizes[1]`` cards with a joker."""
     naturals = [s * NUM_RANKS + rank for s in range(4) if suits >> s & 1]
+    smallest, largest = sizes
     found = []
     for idx in _SUBSETS[len(naturals), 1]:
         base = tuple(naturals[i] for i in idx)
         for j in range(len(jokers) + 1):
-            if 2 <= len(base) + j <= MAX_SET:
+            size = len(base) + j
+            if (2 <= size <= MAX_SET) if j == 0 else (smallest <= size <= largest):
                 found += [base + combo for combo in combinations(jokers, j)]
     return tuple(found)
 
 
-def _runs_of_suit(suit: int, ranks: int, jokers: tuple[int, ...], wild: bool) -> tuple[tuple[int, ...], ...]:
-    """Every run made of the given cards of one suit (``ranks`` a bit mask) and the hand's ``jokers``."""
+def _runs_of_suit(
+    suit: int, ranks: int, jokers: tuple[int, ...], triple_sets: bool, placed: bool
+) -> tuple[tuple[int, ...], ...]:
+    """Every run made of the given cards of one suit (``ranks`` a bit mask) and the hand's ``jokers``;
+    with ``placed`` (``discarder_places_jokers``) every placement of the jokers."""
     suit_cards = [suit * NUM_RANKS + r for r in range(NUM_RANKS) if ranks >> r & 1]
     if len(suit_cards) + len(jokers) < 3:
         return ()
@@ -235,12 +327,12 @@ def _runs_of_suit(suit: int, ranks: int, jokers: tuple[int, ...], wild: bool) ->
         naturals = [suit_cards[i] for i in idx]
         gaps = RANK[naturals[-1]] - RANK[naturals[0]] + 1 - len(naturals)
         for j in range(max(gaps, 3 - len(naturals)), len(jokers) + 1):
-            if wild and len(naturals) == 1 and j == 2:
-                continue  # one natural and two jokers is read as a set under jokers_in_sets
+            if triple_sets and len(naturals) == 1 and j == 2:
+                continue  # one natural and two jokers is read as a set when jokers are wild in sets of three
             for combo in combinations(jokers, j):
                 order = run_order(naturals, combo)
                 if order is not None:
-                    found.append(order)
+                    found += run_placements(naturals, combo) if placed and combo else [order]
     return tuple(found)
 
 

@@ -24,8 +24,13 @@ ASSAF_PENALTIES: Final = ("hand_plus", "per_assafer", "flat")
 SCORE_RESETS: Final = ("halve", "subtract", "none")
 GAME_ENDS: Final = ("elimination", "first_over")
 RUN_DRAWS: Final = ("ends", "ends_and_jokers")
-SET_DRAWS: Final = ("any", "ends")
+SET_DRAWS: Final = ("any", "ends", "ends_or_top_of_pair")
+ROUND_STARTERS: Final = ("winner", "caller", "next_seat")
 MIN_HAND, MAX_HAND = 4, 7
+NATURAL_SET: Final = 4  # the most natural cards of one rank: a set passes four cards only with jokers
+MAX_SETTING: Final = 1_000_000  # the largest value of an integer setting: every input has a bound
+MAX_RESET_VALUES: Final = 32  # the most values score_reset_at may list
+_UP_TO: Final = f"to {MAX_SETTING:,}"
 
 
 def _setting(default: Any, doc: str, variants: str, source: str, allowed: str) -> Any:
@@ -34,11 +39,27 @@ def _setting(default: Any, doc: str, variants: str, source: str, allowed: str) -
 
 @dataclass(frozen=True)
 class Rules:
-    """The complete rule set of a game. Immutable; every value is checked on construction."""
+    """The complete rule set of a game. Immutable; every value is checked on construction.
+
+    Each setting is checked on its own (its type, its allowed values, at most ``MAX_SETTING`` for a
+    number), then the combinations under which a round or a game could never end are refused, each
+    naming the settings (``_check_the_game_can_end``):
+
+    * ``yaniv_threshold`` below the lowest card: 0 with ``jokers=0`` (an ace is worth 1): nobody could
+      ever call, so a round ends only at ``max_turns``, scoreless, and the game never;
+    * ``max_turns`` of 1 or 2 with ``yaniv_threshold`` below the lowest hand of ``hand_size`` cards
+      (e.g. ``max_turns=2, yaniv_threshold=5, jokers=0``: the lowest five cards total 6): nobody plays a
+      second turn, no dealt hand may call, and every round ends at the cap (``Game`` refuses the same
+      for a cap up to the number of seats in a full game);
+    * ``min_set_with_jokers`` above ``max_set_size`` (no set could hold a joker: say ``jokers_in_sets=False``).
+
+    No reset table is refused: ``score_reset_at`` holds at most 32 values, too few to catch every
+    score on its way past the limit (see ``_check_the_game_can_end``).
+    """
 
     yaniv_threshold: int = _setting(
         7, "A player may call Yaniv when the hand totals at most this.", "5 (000); any value",
-        "001 (7); 000 (5)", "an integer >= 0")
+        "001 (7); 000 (5)", f"an integer from 0 {_UP_TO}")
     assaf_on_equal: bool = _setting(
         True, "A total equal to the caller's Assafs the caller (else the caller wins ties).", "False",
         "001 ('the same amount of points or a smaller sum')", "True or False")
@@ -50,19 +71,19 @@ class Rules:
         "per_assafer (001); flat (house)", "000 and 001 (+30); 001 (+20 per Assafer); house (flat)",
         "one of: " + ", ".join(ASSAF_PENALTIES))
     assaf_penalty_points: int = _setting(
-        30, "The Assaf penalty (with one Assafer, or flat).", "any", "000, 001", "an integer >= 0")
+        30, "The Assaf penalty (with one Assafer, or flat).", "any", "000, 001", f"an integer from 0 {_UP_TO}")
     assaf_points_per_assafer: int = _setting(
         20, "Penalty per Assafing player when several Assaf (assaf_penalty = per_assafer).", "any", "001",
-        "an integer >= 0")
+        f"an integer from 0 {_UP_TO}")
     score_reset: str = _setting(
         "halve", "What a cumulative score landing exactly on a score_reset_at value does.",
         "subtract (house); none", "000 (halve at 100, 200); 001 variant (50, 100, 150); house (-50)",
         "one of: " + ", ".join(SCORE_RESETS))
     score_reset_at: tuple[int, ...] = _setting(
         (100, 200), "The scores that trigger the reset when a round's points land on them exactly.",
-        "(50, 100, 150) (001); (50, 100, 150, 200) (house)", "000; 001", "a tuple of distinct integers > 0")
+        "(50, 100, 150) (001); (50, 100, 150, 200) (house)", "000; 001", f"a tuple of at most {MAX_RESET_VALUES} distinct integers from 1 {_UP_TO}")
     score_reset_subtract: int = _setting(
-        50, "Points taken off by score_reset = subtract.", "any", "house", "an integer > 0")
+        50, "Points taken off by score_reset = subtract.", "any", "house", f"an integer from 1 {_UP_TO}")
     game_end: str = _setting(
         "elimination",
         "elimination: a player whose score passes score_limit leaves; the last one standing wins. "
@@ -70,17 +91,39 @@ class Rules:
         "first_over (001)", "000 and 001 (elimination); 001 (first_over)", "one of: " + ", ".join(GAME_ENDS))
     score_limit: int = _setting(
         200, "The score a player must pass (strictly) to be eliminated or to end the game.", "100 is common",
-        "000, 001 (200)", "an integer > 0")
+        "000, 001 (200)", f"an integer from 1 {_UP_TO}")
+    next_round_starter: str = _setting(
+        "winner", "Who starts the next round. winner: the round's winner (of tied winners, the first after the "
+        "caller). caller: the caller, even when Assafed (if it is out, the next seat in the game after it). "
+        "next_seat: the seat after the previous round's starter. A round cut by max_turns is always followed "
+        "by the next seat.", "caller (house); next_seat (house)", "default; house", "one of: " + ", ".join(ROUND_STARTERS))
     jokers: int = _setting(
         2, "Jokers in the deck (0 points, wild in runs).", "0 or 1", "001 (54 cards)", f"0..{MAX_JOKERS}")
     jokers_in_sets: bool = _setting(
-        False, "Jokers are wild in sets too.", "True (house)", "house", "True or False")
+        False, "Jokers are wild in sets too (within min_set_with_jokers and max_set_size).",
+        "True (000: a 'séquence' of three or four of a kind takes jokers; house)", "000; house", "True or False")
+    min_set_with_jokers: int = _setting(
+        2, "With jokers_in_sets, the fewest cards of a set that holds a joker: 2 lets a joker pair a natural "
+        "(5H JK), 3 wants three or more (5H 5S JK, 5H JK JK). Two jokers alone are always a pair of their own.",
+        "3 (000: jokers are wild in a 'séquence', three cards or more; a pair is two of one value)",
+        "000 (3); house (2)", "an integer from 2 to max_set_size")
+    max_set_size: int = _setting(
+        NATURAL_SET, "The most cards of a discarded set. Above four a set needs jokers (and jokers_in_sets); a "
+        "slamdown may still add one natural to a set.", "5 or 6 (house: four of a kind and jokers)",
+        "000 and 001 (four); house", f"{NATURAL_SET} to {NATURAL_SET + 2}")
     draw_from_run: str = _setting(
         "ends", "Which cards of a run the next player may draw.",
         "ends_and_jokers: a joker inside the run too (001)", "000 (ends); 001 (jokers)", "one of: " + ", ".join(RUN_DRAWS))
     draw_from_set: str = _setting(
-        "any", "Which cards of a set the next player may draw.", "ends (001: 'only one of the outer cards')",
-        "default; 001", "one of: " + ", ".join(SET_DRAWS))
+        "any", "Which cards of a set the next player may draw. ends: its first and last card as it lies. "
+        "ends_or_top_of_pair: of three or four cards the ends, of a pair only its top card (the last as it lies).",
+        "ends (001: 'only one of the outer cards'); ends_or_top_of_pair (000)",
+        "default; 001; 000 ('la carte du dessus', 'la première carte dans la séquence ou la dernière')",
+        "one of: " + ", ".join(SET_DRAWS))
+    discarder_places_jokers: bool = _setting(
+        False, "The discarder of a run with jokers says where each joker stands, which decides the run's ends: "
+        "the move's cards give the run low to high, and each placement is a move of its own. Off: jokers fill "
+        "gaps, then extend the run upwards (the canonical order).", "True (house)", "house", "True or False")
     hand_size: int = _setting(
         5, "Cards dealt to each player.", "4 to 7", "000, 001 (5)", f"{MIN_HAND}..{MAX_HAND}")
     slamdown: bool = _setting(
@@ -90,7 +133,7 @@ class Rules:
         "True (house)", "house", "True or False")
     max_turns: int | None = _setting(
         None, "Turn cap per round, for simulation; a capped round ends with no winner and no scores.",
-        "any cap", "simulation", "None or an integer > 0")
+        "any cap", "simulation", f"None or an integer from 1 {_UP_TO}")
 
     def __post_init__(self) -> None:
         _check_int(self, "yaniv_threshold", minimum=0)
@@ -102,19 +145,25 @@ class Rules:
         at = self.score_reset_at
         if isinstance(at, list):  # YAML and JSON give lists; keep the object hashable
             object.__setattr__(self, "score_reset_at", at := tuple(at))
-        if (not isinstance(at, tuple) or any(type(v) is not int or v <= 0 for v in at) or len(set(at)) != len(at)):
+        if (not isinstance(at, tuple) or len(at) > MAX_RESET_VALUES
+                or any(type(v) is not int or not 0 < v <= MAX_SETTING for v in at) or len(set(at)) != len(at)):
             _fail("score_reset_at", at)
         _check_int(self, "score_reset_subtract", minimum=1)
         _check_choice(self, "game_end", GAME_ENDS)
         _check_int(self, "score_limit", minimum=1)
+        _check_choice(self, "next_round_starter", ROUND_STARTERS)
         _check_int(self, "jokers", minimum=0, maximum=MAX_JOKERS)
         _check_bool(self, "jokers_in_sets")
+        _check_int(self, "max_set_size", minimum=NATURAL_SET, maximum=NATURAL_SET + MAX_JOKERS)
+        _check_int(self, "min_set_with_jokers", minimum=2, maximum=self.max_set_size)
         _check_choice(self, "draw_from_run", RUN_DRAWS)
         _check_choice(self, "draw_from_set", SET_DRAWS)
+        _check_bool(self, "discarder_places_jokers")
         _check_int(self, "hand_size", minimum=MIN_HAND, maximum=MAX_HAND)
         _check_bool(self, "slamdown")
         if self.max_turns is not None:
             _check_int(self, "max_turns", minimum=1)
+        _check_the_game_can_end(self)
 
     def may_call_yaniv(self, total: int) -> bool:
         """Whether a player whose hand totals ``total`` may call Yaniv (at the start of its turn).
@@ -175,10 +224,45 @@ def _fail(name: str, value: Any) -> None:
     raise ValueError(f"Rules.{name}: got {value!r}; allowed: {allowed}")
 
 
-def _check_int(rules: Rules, name: str, minimum: int, maximum: int | None = None) -> None:
+def _check_int(rules: Rules, name: str, minimum: int, maximum: int = MAX_SETTING) -> None:
     value = getattr(rules, name)
-    if type(value) is not int or value < minimum or (maximum is not None and value > maximum):
+    if type(value) is not int or not minimum <= value <= maximum:
         _fail(name, value)
+
+
+def lowest_hand(rules: Rules, cards: int) -> int:
+    """The lowest total ``cards`` cards of the deck can make (jokers 0, then aces 1, twos 2, ...)."""
+    values = [0] * rules.jokers + [v for v in range(1, 11) for _ in range(4 if v < 10 else 16)]
+    return sum(values[:cards])
+
+
+def _check_the_game_can_end(rules: Rules) -> None:
+    """Refuse, naming the settings, a rule set under which no round can end by a call or no game can end.
+
+    1. ``yaniv_threshold`` below the lowest card (0 with jokers, an ace's 1 without): no hand may ever
+       call, so a round ends only at ``max_turns``, with no scores, and the game never.
+    2. ``max_turns`` of 1 or 2 with ``yaniv_threshold`` below the lowest dealt hand: nobody plays a second
+       turn in a round (two seats at least), so only a dealt hand could call and none can; ``Game``
+       refuses the same for larger caps up to the number of seats.
+
+    Resets cannot stop a game from ending, so none is refused for it: a seat that loses a round adds
+    its hand's total, any value from 1 to ten times ``hand_size`` (40 at least), and a score could stay
+    at or under the limit for ever only if that many reset values in a row caught every landing above
+    it; ``score_reset_at`` lists at most ``MAX_RESET_VALUES`` (32) values.
+    """
+    lowest_card = lowest_hand(rules, 1)
+    if rules.yaniv_threshold < lowest_card:
+        raise ValueError(
+            f"Rules.yaniv_threshold={rules.yaniv_threshold} with Rules.jokers={rules.jokers}: no hand totals less "
+            f"than {lowest_card} (the lowest card), so nobody could ever call Yaniv and no round or game could end"
+        )
+    dealt = lowest_hand(rules, rules.hand_size)
+    if rules.max_turns is not None and rules.max_turns <= 2 and rules.yaniv_threshold < dealt:
+        raise ValueError(
+            f"Rules.max_turns={rules.max_turns} with Rules.yaniv_threshold={rules.yaniv_threshold}: nobody plays a "
+            f"second turn before the cap, and no dealt hand of {rules.hand_size} cards totals less than {dealt}, so "
+            "every round would end at the cap with no scores and no game could end"
+        )
 
 
 def _check_bool(rules: Rules, name: str) -> None:
@@ -203,9 +287,11 @@ PRESETS: Final[dict[str, Rules]] = {
     # The rules this project plays by default: the table in the rules-engine issue.
     "default": Rules(),
     # shared/seeds/000 (French how-to): Yaniv at 5 or less; +30 for a wrong call; exact 100 or 200
-    # halves; jokers wild in runs; a run gives up only its first or last card; elimination above 200.
-    # It is silent on sets beyond "the top card", and on ties; those keep the defaults.
-    "french": Rules(yaniv_threshold=5),
+    # halves; elimination above 200. Its "séquence" is a run of three or more or three to four of a
+    # kind: only its first or last card may be drawn, and jokers are wild in any séquence, sets of
+    # three or four included; a pair is two cards of one value (no joker), and of it only "la carte du
+    # dessus" (the top card) may be drawn. It is silent on ties, which keep the default.
+    "french": Rules(yaniv_threshold=5, jokers_in_sets=True, min_set_with_jokers=3, draw_from_set="ends_or_top_of_pair"),
     # shared/seeds/001 (German encyclopedia article): Yaniv at 7 or less; an equal total Assafs;
     # +30, or +20 per Assafer when several Assaf; the halving variant at 50/100/150; the first game
     # end it lists (passing the limit ends the game, lowest wins); a joker inside a run may be taken;

@@ -179,6 +179,11 @@ SETTINGS_NOT_OBSERVED: Final = {
     "score_reset_subtract": "its effect on each move is observed (the reset and over segments)",
     "hand_size": "fixed by the layout itself (the slots and the action table)",
     "max_turns": "a cap for simulation, not a rule a player plays to; the turn is observed",
+    "min_set_with_jokers": "layout 4 leaves it out; the legal moves and the mask carry it (the discards segment)",
+    "max_set_size": "layout 4 leaves it out; the legal moves and the mask carry it (the discards segment)",
+    "discarder_places_jokers": "the environments refuse it: an action id names a set of slots, not their order",
+    "next_round_starter": "layout 4 leaves it out; it decides who moves first in the next round, which the "
+                          "observation shows when it comes",
 }
 SETTINGS_FEATURES: Final = len(SETTINGS) + (MAX_SEATS - 1)  # then the player count one-hot, 2..8
 
