@@ -273,6 +273,9 @@ HOSTILE_STATES = [
     ("a hand of 40,000 cards", _set(["hand"], ["AS"] * 40_000), "hand:"),
     ("a known list of 40,000 cards", _set(["players", 1, "known"], ["AS"] * 40_000), "players[1].known:"),
     ("a dead pile of 40,000 cards", _set(["pile", "dead"], ["AS"] * 40_000), "pile.dead:"),
+    ("a history of 20,000 reshuffles", _set(["history"], [{"reshuffle": ["AS"]}] * 20_000),
+     "history[100]: more than 100 reshuffles"),
+    ("a reshuffle of no cards", _set(["history"], [{"reshuffle": []}]), "history[0].reshuffle"),
     ("a history event of 40,000 cards", _set(["history"], [{"player": 0, "discard": ["AS"] * 40_000, "draw": "deck"}]),
      "history[0].discard:"),
 ]

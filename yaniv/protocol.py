@@ -57,8 +57,9 @@ bytes of UTF-8, nested at most ``MAX_DEPTH`` deep (checked by a linear scan befo
 recurses), with no NaN or infinity and no integer of more than ``MAX_DIGITS`` digits (such a number
 reads as a ``NumberTooLarge``, which every field refuses by name). In a state every integer is at
 most ``MAX_NUMBER`` (a seat in the game at most the score limit), every list of cards at most as
-long as the place can hold (a hand: the rules' hand size), checked before any work that grows
-faster than the input; every message quotes at most a few dozen characters of the input.
+long as the place can hold (a hand: the rules' hand size), a history at most ``MAX_RESHUFFLES``
+reshuffles, checked before any work that grows faster than the input; every message quotes at
+most a few dozen characters of the input.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ MAX_DIGITS: Final = 64  # a longer integer is never parsed: it reads as a Number
 MAX_NUMBER: Final = 1_000_000  # the largest integer a state's fields take: turn, round, scores, rule values
 MAX_RULE_LIST: Final = 32  # the longest list a rule setting takes (score_reset_at)
 MAX_QUOTE: Final = 60  # characters of the input an error message quotes
+MAX_RESHUFFLES: Final = 100  # per round's history (random play reaches 10); replaying costs reshuffles x events
 
 
 class ProtocolError(ValueError):
@@ -396,13 +398,20 @@ def _history(value: Any, n: int) -> list[Event]:
     if not isinstance(value, list):
         raise ProtocolError(f"history: expected a list of events, got {quote(value)}")
     events = []
+    reshuffles = 0
     for i, item in enumerate(value):
         where = f"history[{i}]"
         if not isinstance(item, Mapping):
             raise ProtocolError(f"{where}: expected a JSON object, got {quote(item)}")
         if "reshuffle" in item:
             _object(item, where, ("reshuffle",), ("reshuffle",))
-            events.append(Event(RESHUFFLE, -1, tuple(sorted(_cards(item["reshuffle"], f"{where}.reshuffle")))))
+            reshuffles += 1
+            if reshuffles > MAX_RESHUFFLES:
+                raise ProtocolError(f"{where}: more than {MAX_RESHUFFLES} reshuffles in one round")
+            cards = _cards(item["reshuffle"], f"{where}.reshuffle")
+            if not cards:
+                raise ProtocolError(f"{where}.reshuffle: a reshuffle moves at least one card")
+            events.append(Event(RESHUFFLE, -1, tuple(sorted(cards))))
             continue
         player = _int(item.get("player"), f"{where}.player", 0, n - 1)
         if "discard" in item:
