@@ -3,9 +3,16 @@
     python train.py --config configs/default.yaml [key=value ...]     # python train.py --help: every key
     python train.py --resume runs/NAME [key=value ...]
 
-The run writes to ``runs/<name>/`` (``agents.training.runs`` lists the files). Ctrl-C saves a
-checkpoint; ``--resume`` continues the steps, the pool and the curves, and refuses by name an
-override the saved model would ignore. SB3 checkpoints are pickles: resume only runs you trust.
+The run writes to ``runs/<name>/`` (``agents.training.runs`` lists the files and their write
+order). Ctrl-C saves a checkpoint; ``--resume`` continues the steps, the pool and the curves, and
+refuses by name an override the saved model would ignore. A run killed at any instant resumes;
+one killed before its first checkpoint restarts afresh from its config.yaml under ``--resume``.
+Every bad input (a config key, a corrupted run folder, an unwritable ``runs_dir``) is one line
+``train.py: error: ...`` and exit status 2, with nothing written.
+
+Trust: ``--resume`` loads the run's own checkpoints/latest.zip, an SB3 checkpoint, which is a
+pickle and can run code; naming the folder is the request to load it. Resume only run folders you
+trust.
 """
 
 from __future__ import annotations
@@ -15,8 +22,7 @@ import sys
 from pathlib import Path
 
 from agents.training import (
-    OpponentPool, SelfPlayCallback, TrainConfig, imitation_stage, imitation_summary, new_run, resume_run,
-    self_play_envs,
+    SelfPlayCallback, TrainConfig, imitation_stage, imitation_summary, new_run, resume_run, self_play_envs,
 )
 
 
@@ -28,7 +34,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--config", type=Path, help="YAML file of config keys (see configs/)")
-    source.add_argument("--resume", type=Path, metavar="RUN_DIR", help="continue the run in RUN_DIR")
+    source.add_argument("--resume", type=Path, metavar="RUN_DIR",
+                        help="continue the run in RUN_DIR (afresh if it stopped before its first checkpoint); "
+                             "this loads RUN_DIR/checkpoints/latest.zip, a pickle that can run code: resume only "
+                             "run folders you trust")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config keys to override")
     return parser.parse_args(argv)
 
@@ -36,13 +45,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
 
-    # -- Open the run: every check before anything is written -----------------------------------
+    # -- Open the run: every check before anything is written, then claim the folder ------------
     try:
         run = resume_run(args.resume, args.overrides) if args.resume else new_run(args.config, args.overrides)
+        run.write_files()
     except ValueError as error:
         print(f"train.py: error: {error}", file=sys.stderr)
         return 2
-    config, state = run.config, run.state
+    config, state, pool = run.config, run.state, run.pool
 
     # -- Seeding and threads ---------------------------------------------------------------------
     import torch
@@ -51,13 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(config.torch_threads)
     set_random_seed(config.seed + state["timesteps"])
 
-    # -- Opponent pool, environments, model, run files -------------------------------------------
-    pool = OpponentPool(config)
-    pool.load(run.dir / "pool", state["pool"])
+    # -- Environments (opponents from the run's pool) and the model ------------------------------
     envs, vec_env = self_play_envs(config, pool)
     vec_env.seed(config.seed + state["timesteps"])
     model = run.model_for(vec_env)
-    run.write_files()
 
     # -- A head start: copy a bot, once, before the first PPO step -------------------------------
     if config.imitation_samples and model.num_timesteps == 0 and "imitation" not in state:

@@ -123,8 +123,10 @@ def test_resume_takes_the_keys_the_run_reads_again_and_fixed_keys_left_as_they_w
     overrides = ["total_timesteps=4096", "seed=3", "eval_every=0", "eval_games=4", "eval_opponents=[random]",
                  "baseline_fraction=1.0", "snapshot_every=1024", "torch_threads=1", "progress=true", "n_envs=2",
                  "net_arch=[32,32]", "name=saved"]
-    with pytest.raises(ValueError, match="no checkpoint to resume from"):  # past every check of the config
-        resume_run(saved_run, overrides)
+    # past every check of the config: with no checkpoint yet, the run starts afresh with the overrides
+    run = resume_run(saved_run, overrides)
+    assert not run.resumed and run.config.total_timesteps == 4096 and run.config.eval_opponents == ["random"]
+    assert run.state == new_state(run.config)
 
 
 def test_a_refused_resume_names_the_key_and_touches_nothing(run_dir, tmp_path):

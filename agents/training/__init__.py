@@ -5,10 +5,10 @@
 =========================  ====================================================================
 module                     job
 =========================  ====================================================================
-``config``                 ``TrainConfig`` (every key with its doc), ``load_config``, the keys
-                           that ``--resume`` may not change
-``runs``                   a run's folder: ``new_run``, ``resume_run``, state.json, atomic
-                           writes, the final summary
+``config``                 ``TrainConfig`` (every key with its doc and range), ``load_config``,
+                           the keys that ``--resume`` may not change
+``runs``                   a run's folder: ``new_run``, ``resume_run``, state.json and its
+                           schema, the write order that survives a kill, the final summary
 ``model``                  the MaskablePPO learner: ``new_model``, ``load_model``
 ``selfplay``               ``OpponentPool`` (baselines and snapshots) and ``SelfPlayEnv``
 ``imitation``              the head start: collecting a bot's decisions, behaviour cloning, DAgger

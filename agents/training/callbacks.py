@@ -11,7 +11,8 @@ Every ``snapshot_every`` steps the callback adds a frozen copy of the learner to
 (0: only when asked) it plays the current policy against each of ``eval_opponents`` in all other
 seats (``eval_games`` games or rounds at ``eval_players`` seats, the same seed each time) and keeps
 the best by mean win rate as checkpoints/best.zip and best.npz; every ``checkpoint_every`` steps it
-writes checkpoints/latest.zip and latest.npz, then state.json. TensorBoard gets SB3's PPO figures,
+writes checkpoints/latest.zip and latest.npz, then state.json (``agents.training.runs`` gives the
+write order that keeps every kill point resumable). TensorBoard gets SB3's PPO figures,
 ``eval_<opponent>/*``, ``eval/mean_win_rate``, ``selfplay/*`` (env steps per second, the opponents'
 share of the rollout time, the pool's size) and the whole config as text.
 
@@ -132,18 +133,25 @@ class SelfPlayCallback(BaseCallback):
             self.state["last_opponent_share"] = opponent / elapsed
         self.logger.record("selfplay/pool_snapshots", len(self.pool.snapshots))
 
+    def _due(self, key: str, every: int) -> bool:
+        """Whether ``state[key]`` (a next_* step) has come; if so it moves to the first multiple of
+        ``every`` after it that lies past this step, before the action saves the state (so a
+        resumed run neither repeats the action nor falls behind)."""
+        step, due = self.num_timesteps, self.state[key]
+        if step < due:
+            return False
+        self.state[key] = due + ((step - due) // every + 1) * every
+        return True
+
     def _on_step(self) -> bool:
-        step = self.num_timesteps
         c = self.config
-        if step >= self.state["next_snapshot"]:
+        if self._due("next_snapshot", c.snapshot_every):
             self.add_snapshot()
-            self.state["next_snapshot"] += c.snapshot_every
-        if c.eval_every and step >= self.state["next_eval"]:
+        if c.eval_every and self._due("next_eval", c.eval_every):
             self.evaluate()
-            self.state["next_eval"] += c.eval_every
-        if step >= self.state["next_checkpoint"]:
+        if self._due("next_checkpoint", c.checkpoint_every):
             self.save_checkpoint()
-            self.state["next_checkpoint"] += c.checkpoint_every
+        step = self.num_timesteps
         if self.bar is not None:
             self.bar.update(step - self.bar.n)
             rate = self.state.get("last_steps_per_second")
@@ -160,17 +168,14 @@ class SelfPlayCallback(BaseCallback):
         return NumpyPolicy.from_sb3(self.model, meta={"rules": self.config.rules, "step": self.num_timesteps})
 
     def add_snapshot(self) -> None:
+        """pool/snapshot_<step>.npz and the pool in ``state``; the snapshot that left the pool is
+        deleted by the next ``save_state``, once state.json no longer names it."""
         policy = self.current_policy()
         pool_dir = self.run_dir / "pool"
         pool_dir.mkdir(exist_ok=True)
-        path = pool_dir / OpponentPool.file_name(self.num_timesteps)
-        policy.save(path)
+        policy.save(pool_dir / OpponentPool.file_name(self.num_timesteps))
         self.pool.add(self.num_timesteps, policy)
-        kept = {OpponentPool.file_name(s) for s, _ in self.pool.snapshots}
-        self.state["pool"] = sorted(kept)
-        for old in pool_dir.glob("snapshot_*.npz"):
-            if old.name not in kept:
-                old.unlink()
+        self.state["pool"] = [OpponentPool.file_name(s) for s, _ in self.pool.snapshots]
 
     def evaluate(self) -> dict[str, dict[str, float]]:
         c = self.config

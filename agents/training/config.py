@@ -7,7 +7,11 @@
 Precedence: the field defaults, then a saved run's config (``base``, for ``--resume``), then the
 YAML file, then ``key=value`` overrides (parsed as YAML values; lists also as ``a,b``). Every value
 is coerced to its field's type and checked when the config is built: a bad key or value raises
-``ConfigError`` naming the key, before anything is written. Agent specs (``imitation_bot``,
+``ConfigError`` naming the key, before anything is written. Every number has a range (``LIMITS``,
+shown by ``--help``): a typo such as ``n_envs=100000`` or ``seed=-1`` is refused, not run. YAML
+files (a config, a run's config.yaml) are read by ``read_yaml_mapping``: at most
+``MAX_YAML_BYTES``, a mapping, and a named error for bad YAML or nesting too deep to parse.
+Agent specs (``imitation_bot``,
 ``baselines``, ``eval_opponents``) are checked by ``agents.registry.check_spec``, so any registered
 bot can be named.
 
@@ -37,8 +41,82 @@ NETWORK = "the checkpoint's network was built with it"
 IMITATION = "the imitation stage runs once, before the run's first PPO step"
 
 
+MAX_STEPS = 2**31 - 1
+"""The most steps a run may train for: ``seed + steps`` stays a valid 32-bit seed."""
+MAX_YAML_BYTES = 64 << 10
+"""The largest config file read (a run's config.yaml is about two kilobytes)."""
+MAX_YAML_DEPTH = 32
+"""The deepest nesting of ``[`` and ``{`` read from a config file (PyYAML takes quadratic time and
+then fails on deep nesting; a config nests two deep)."""
+
+LIMITS: dict[str, tuple[int, int]] = {
+    "seed": (0, 2**31 - 1),
+    "total_timesteps": (1, MAX_STEPS),
+    "max_turns": (1, 100_000),
+    "n_envs": (1, 1024),
+    "n_steps": (1, 1 << 20),
+    "batch_size": (1, MAX_STEPS),
+    "n_epochs": (1, 1000),
+    "torch_threads": (1, 1024),
+    "snapshot_every": (1, MAX_STEPS),
+    "pool_size": (1, 1000),
+    "eval_every": (0, MAX_STEPS),
+    "eval_games": (1, 1_000_000),
+    "checkpoint_every": (1, MAX_STEPS),
+    "imitation_samples": (0, 10_000_000),
+    "imitation_epochs": (1, 1000),
+    "imitation_rounds": (1, 100),
+    "imitation_batch_size": (1, 1 << 20),
+    "net_arch": (1, 4096),
+}
+"""The inclusive range of each integer key (of each layer size for ``net_arch``, which has at most
+``MAX_LAYERS`` layers): wide enough for any real run, narrow enough to refuse a typo before it
+allocates a million environments or a 100,000-wide layer."""
+MAX_LAYERS = 16
+
+
 class ConfigError(ValueError):
     """A config key that does not exist or a value it cannot take."""
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of brackets and braces in ``text`` (quoted ones too: a bound, not a parse)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def read_yaml_mapping(path: Path, what: str = "config keys") -> dict[str, Any]:
+    """The mapping in the YAML file at ``path``; ConfigError naming the file if it is missing, larger
+    than ``MAX_YAML_BYTES``, not YAML, nested deeper than ``MAX_YAML_DEPTH``, or not a mapping."""
+    import yaml
+
+    if not path.is_file():
+        raise ConfigError(f"no config file at {path}")
+    try:
+        if path.stat().st_size > MAX_YAML_BYTES:
+            raise ConfigError(f"{path} is larger than {MAX_YAML_BYTES} bytes: not a config file")
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}") from None
+    if _flow_depth(text) > MAX_YAML_DEPTH:
+        raise ConfigError(f"{path} is nested more than {MAX_YAML_DEPTH} deep: not a config file")
+    try:
+        loaded = yaml.safe_load(text) or {}
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path} is not valid YAML: {' '.join(str(error).split())}") from None
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to be a config file") from None
+    except ValueError as error:  # an integer of more than 4,300 digits
+        raise ConfigError(f"{path} holds a value YAML cannot read: {error}") from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path} must hold a mapping of {what}, not {type(loaded).__name__}")
+    return loaded
 
 
 def _f(default: Any, doc: str, fixed: str = "") -> Any:
@@ -118,12 +196,9 @@ class TrainConfig:
                 raise ConfigError(f"config key {key!r}: {message}, got {getattr(self, key)!r}")
 
         need(bool(self.name) and "/" not in self.name and self.name not in (".", ".."), "name", "a plain folder name")
-        for key in ("total_timesteps", "max_turns", "n_envs", "n_steps", "batch_size", "n_epochs", "torch_threads",
-                    "snapshot_every", "pool_size", "checkpoint_every", "eval_games", "imitation_epochs",
-                    "imitation_rounds", "imitation_batch_size"):
-            need(getattr(self, key) >= 1, key, "an integer >= 1")
-        need(self.eval_every >= 0, "eval_every", "an integer >= 0")
-        need(self.imitation_samples >= 0, "imitation_samples", "an integer >= 0")
+        for key, (low, high) in LIMITS.items():
+            if key != "net_arch":
+                need(low <= getattr(self, key) <= high, key, f"an integer from {low:,} to {high:,}")
         need(self.imitation_schedule in ("constant", "cosine"), "imitation_schedule", "constant or cosine")
         need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
         for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
@@ -137,7 +212,9 @@ class TrainConfig:
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
         need(self.activation in ACTIVATIONS, "activation", " or ".join(ACTIVATIONS))
-        need(bool(self.net_arch) and all(n >= 1 for n in self.net_arch), "net_arch", "a list of layer sizes >= 1")
+        low, high = LIMITS["net_arch"]
+        need(1 <= len(self.net_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.net_arch), "net_arch",
+             f"a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
         need(self.batch_size <= self.n_envs * self.n_steps, "batch_size", "at most n_envs * n_steps")
         try:
             counts = self.player_counts
@@ -179,7 +256,8 @@ class TrainConfig:
         for f in dataclasses.fields(cls):
             default = f.default_factory() if f.default is dataclasses.MISSING else f.default
             fixed = " Fixed on --resume." if f.metadata["fixed"] else ""
-            lines.append(f"  {f.name} ({_type_name(f)}, default {default!r}): {f.metadata['doc']}{fixed}")
+            limits = f" From {LIMITS[f.name][0]:,} to {LIMITS[f.name][1]:,}." if f.name in LIMITS else ""
+            lines.append(f"  {f.name} ({_type_name(f)}, default {default!r}): {f.metadata['doc']}{limits}{fixed}")
         return "\n".join(lines)
 
 
@@ -248,21 +326,15 @@ def load_config(yaml_path: str | Path | None, overrides: Sequence[str] = (), bas
 
     settings: dict[str, Any] = dict(base or {})
     if yaml_path is not None:
-        path = Path(yaml_path)
-        if not path.is_file():
-            raise ConfigError(f"no config file at {path}")
-        try:
-            loaded = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as error:
-            raise ConfigError(f"{path} is not valid YAML: {error}") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{path} must hold a mapping of config keys, not {type(loaded).__name__}")
-        settings.update(loaded)
+        settings.update(read_yaml_mapping(Path(yaml_path)))
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep:
             raise ConfigError(f"override {item!r} must look like key=value")
-        settings[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        try:
+            settings[key.strip()] = yaml.safe_load(text) if text.strip() else ""
+        except (yaml.YAMLError, RecursionError, ValueError):
+            raise ConfigError(f"override {item[:100]!r}: the value is not a YAML value") from None
     unknown = sorted(set(settings) - set(FIELDS))
     if unknown:
         raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))}; run train.py --help for the keys")

@@ -27,6 +27,7 @@ callback reports as the opponents' share of the rollout time.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -54,6 +55,12 @@ class OpponentPool:
         """The file a snapshot taken at ``step`` is saved as, in the run's pool/ folder."""
         return f"snapshot_{step:09d}.npz"
 
+    @staticmethod
+    def step_of(name: Any) -> int | None:
+        """The step of a ``file_name``, or None if ``name`` is not one (a path, a temporary file)."""
+        match = re.fullmatch(r"snapshot_(\d{9,12})\.npz", name) if isinstance(name, str) else None
+        return int(match.group(1)) if match else None
+
     def add(self, step: int, policy: NumpyPolicy) -> None:
         self.snapshots.append((step, policy))
         del self.snapshots[: max(0, len(self.snapshots) - self.config.pool_size)]
@@ -61,7 +68,10 @@ class OpponentPool:
     def load(self, folder: Path, names: Sequence[str]) -> None:
         """Adds the snapshots saved in ``folder`` as ``names`` (``file_name``s, oldest first)."""
         for name in names:
-            self.add(int(name.split("_")[1].split(".")[0]), NumpyPolicy.load(folder / name))
+            step = self.step_of(name)
+            if step is None:
+                raise ValueError(f"{name!r} is not a snapshot file name such as {self.file_name(0)!r}")
+            self.add(step, NumpyPolicy.load(folder / name))
 
     def draw(self, rng: np.random.Generator) -> tuple[str, Any]:
         """(label, opponent): a baseline name or a snapshot, chosen as documented."""
