@@ -338,3 +338,18 @@ def test_parse_json_names_the_field_of_a_huge_number():
     assert view_from_state(parse_json(json.dumps(state))).turn == state["turn"]
     assert parse_json(b'{"strings": "[[[[", "a": [[{"b": 12345678901234567890}]]}') == {
         "strings": "[[[[", "a": [[{"b": 12345678901234567890}]]}
+
+
+def test_the_documented_limits_are_the_code_s():
+    """docs/protocol.md's table of limits gives the numbers the reader and the server use."""
+    from pathlib import Path
+
+    from agents.serving.server import MEMORY_BOUND_MIB
+    from yaniv.cards import NUM_CARDS
+    from yaniv.protocol import MAX_DEPTH, MAX_DIGITS, MAX_NUMBER, MAX_RESHUFFLES, MAX_RULE_LIST, MAX_TEXT_BYTES
+
+    limits = (Path(__file__).resolve().parents[1] / "docs" / "protocol.md").read_text().split("## Limits")[1]
+    for phrase in (f"{MAX_TEXT_BYTES} bytes", f"{MAX_DEPTH} levels", f"{MAX_DIGITS} digits", f"at most {MAX_NUMBER}",
+                   f"at most {MAX_RULE_LIST} long", f"{MAX_RESHUFFLES} reshuffles", f"a deck ({NUM_CARDS})",
+                   f"under {MEMORY_BOUND_MIB} MiB"):
+        assert phrase in limits, phrase

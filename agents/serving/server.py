@@ -27,13 +27,14 @@ import argparse
 import json
 import sys
 import traceback
-from typing import IO, Any, Iterator
+from typing import IO, Any, Final, Iterator
 
 from agents.registry import specs_help
 from agents.serving.bots import Bot, load_bot
 from yaniv.protocol import MAX_TEXT_BYTES, ProtocolError, parse_json
 
-DRAIN_CHUNK = 1 << 16  # how much of a too-long line is read at a time while it is dropped
+DRAIN_CHUNK: Final = 1 << 16  # how much of a too-long line is read at a time while it is dropped
+MEMORY_BOUND_MIB: Final = 128  # the peak resident memory tests/test_server_fuzz.py holds the server to
 
 
 def read_lines(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | int]:
