@@ -39,7 +39,8 @@ from agents.tournament import run_tournament
 
 PRESETS = ["default", "french", "german"]
 HOUSE = Rules(slamdown=True, jokers_in_sets=True)
-ALL_RULES = [*PRESETS, HOUSE]
+PLACED = Rules(discarder_places_jokers=True, jokers_in_sets=True, max_set_size=6, slamdown=True, next_round_starter="caller")
+ALL_RULES = [*PRESETS, HOUSE, PLACED]
 
 
 def bot(kind: str, seed: int):
@@ -52,7 +53,8 @@ def bot(kind: str, seed: int):
 # ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r if isinstance(r, str) else "house")
+@pytest.mark.parametrize("rules", ALL_RULES,
+                         ids=lambda r: r if isinstance(r, str) else "placed" if r.discarder_places_jokers else "house")
 @pytest.mark.parametrize("players", range(2, 9))
 def test_every_bot_plays_only_legal_moves_in_mixed_rounds(players, rules):
     """Mixed tables of all four bots, single rounds: play_game raises on any illegal move."""
@@ -75,7 +77,8 @@ def test_bots_handle_unusual_rules(players):
 
 
 @pytest.mark.parametrize("kind", ["random", "greedy", "heuristic"])
-@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r if isinstance(r, str) else "house")
+@pytest.mark.parametrize("rules", ALL_RULES,
+                         ids=lambda r: r if isinstance(r, str) else "placed" if r.discarder_places_jokers else "house")
 @pytest.mark.parametrize("players", [2, 3, 5, 8])
 def test_full_games_end_with_legal_moves(kind, players, rules):
     """Whole games (new rounds, resets, eliminations) between copies of one bot and a random seat."""
@@ -84,7 +87,8 @@ def test_full_games_end_with_legal_moves(kind, players, rules):
     assert game.is_over and game.winners
 
 
-@pytest.mark.parametrize("rules", ALL_RULES, ids=lambda r: r if isinstance(r, str) else "house")
+@pytest.mark.parametrize("rules", ALL_RULES,
+                         ids=lambda r: r if isinstance(r, str) else "placed" if r.discarder_places_jokers else "house")
 def test_search_plays_a_full_game(rules):
     game = play_game(Game(3, rules=rules, seed=5), [SearchAgent(1, budget=4), HeuristicAgent(2), GreedyAgent(3)])
     assert game.is_over and game.winners

@@ -506,3 +506,14 @@ def test_an_opponent_that_is_no_agent_is_named(opponents):
     """Issue 18.18: opponents="nope" said "got 4" (a string is a sequence of four letters)."""
     with pytest.raises((ValueError, TypeError), match="an opponent must be an agent"):
         gymnasium.make(yaniv_env.GYM_ID, num_players=2, opponents=opponents)
+
+
+@pytest.mark.parametrize(
+    "rules, words",
+    [(Rules(discarder_places_jokers=True), "discarder_places_jokers"),
+     (Rules(jokers_in_sets=True, max_set_size=6), "pile draw sources")],
+    ids=["joker placement", "six drawable cards"],
+)
+def test_rules_the_action_table_cannot_express_are_refused_by_name(rules, words):
+    with pytest.raises(ValueError, match=words):
+        yaniv_env.raw_env(num_players=2, rules=rules)

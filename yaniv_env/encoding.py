@@ -115,7 +115,7 @@ import numpy as np
 
 from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, NUM_SUITS, POINTS, RANK, SUIT, deck_cards
 from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE, YANIV, Move, PlayerView, last_discards
-from yaniv.melds import classify, legal_discards
+from yaniv.melds import classify, legal_discards, most_drawable
 from yaniv.odds import MAX_TOTAL, at_most, round_end_chance
 from yaniv.rules import MAX_HAND, Rules
 
@@ -352,6 +352,7 @@ class Observer:
     """
 
     def __init__(self, rules: Rules, num_players: int) -> None:
+        check_expressible(rules)
         self.rules = rules
         self.num_players = num_players
         self.table = action_table(rules.hand_size)
@@ -574,6 +575,18 @@ class Observer:
             buf[at + SELF.total_le_0 + t] = 1.0
         buf[off["settings"] :] = self.settings_array
         return np.frombuffer(buf, dtype=np.float32)
+
+
+def check_expressible(rules: Rules) -> None:
+    """ValueError naming the setting if the action table cannot express every legal move under ``rules``."""
+    if rules.discarder_places_jokers:
+        raise ValueError("rules.discarder_places_jokers is not supported by the environments: an action id names a "
+                         "set of hand slots, not the order that says where a joker stands (play these rules "
+                         "through yaniv.Game and the bots)")
+    if most_drawable(rules) > MAX_DRAWABLE:
+        raise ValueError(f"rules: a group on the pile could offer {most_drawable(rules)} cards to draw "
+                         f"(max_set_size={rules.max_set_size} with draw_from_set={rules.draw_from_set!r}), more "
+                         f"than the {MAX_DRAWABLE} pile draw sources of the action table")
 
 
 def settings_vector(rules: Rules, num_players: int) -> np.ndarray:

@@ -63,7 +63,7 @@ from typing import Final, Sequence
 from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Move, PlayerView
 from yaniv.cards import JOKERS, NUM_RANKS, NUM_STANDARD
 from yaniv.game import DISCARD, KEEP, SLAMDOWN, SLAMDOWN_PHASE, STATE
-from yaniv.melds import classify, drawable_cards, legal_discards
+from yaniv.melds import classify, discard_settings, drawable_cards, legal_discards
 from yaniv.odds import KEPT_HIGH_WEIGHT, assaf_risk, count_values, round_end_chance
 from yaniv.rules import Rules
 
@@ -87,7 +87,7 @@ def relief(hand: Sequence[int], rules: Rules, gammas: tuple[float, float]) -> fl
         return 0.0
     if len(hand) == 1:
         return gammas[0] * POINTS[hand[0]]
-    key = (rules.jokers_in_sets, gammas, *sorted(hand))
+    key = (discard_settings(rules), gammas, *sorted(hand))
     out = _RELIEF_MEMO.get(key)
     if out is None:
         g1, gm = gammas
@@ -119,10 +119,10 @@ def _combo_points(suit_ranks: int, rank: int, same_rank: int, jokers: int, rules
 
     No other kept card can share a set or a run with it, and suits only matter by being equal, so
     the card is placed in suit 0 and the answer holds for every hand of that shape. It is
-    remembered (a few thousand shapes cover almost every position); ``legal_discards`` reads no
-    rule but ``jokers_in_sets``, so that setting is the only one in the key.
+    remembered (a few thousand shapes cover almost every position); ``legal_discards`` reads only
+    the settings ``discard_settings`` names, so they are the rules' part of the key.
     """
-    key = (suit_ranks, rank, same_rank, jokers, rules.jokers_in_sets)
+    key = (suit_ranks, rank, same_rank, jokers, discard_settings(rules))
     out = _COMBO_MEMO.get(key)
     if out is None:
         card = rank  # the card of that rank in suit 0
@@ -377,7 +377,7 @@ class HeuristicAgent(SeededAgent):
         for v, n in unseen.counts:
             acc += n * (v - max(base_next, g1 * v))
         suit_ranks, same_rank, jokers = kept.suit_ranks, kept.same_rank, kept.jokers
-        wild = rules.jokers_in_sets
+        wild = discard_settings(rules)
         memo = _COMBO_MEMO
         for c, v, r, s in unseen.naturals:
             if not (jokers or same_rank[r] or suit_ranks[s] & _NEIGHBOURS[r]):
