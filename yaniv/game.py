@@ -742,8 +742,10 @@ class Game:
         known: list[set[int]] = [set() for _ in range(n)]
         hidden = [defaultdict(int) for _ in range(n)]  # seat -> epoch -> hidden cards held
 
+        latest = dict.fromkeys(full, 0)  # each card's epoch: the last deck that held it
+
         def epoch_of(card: int) -> int:
-            return next(e for e in range(len(pools) - 1, -1, -1) if card in pools[e])
+            return latest[card]
 
         for q in range(n):
             if view.alive[q]:
@@ -752,6 +754,8 @@ class Game:
             p = event.player
             if event.kind == RESHUFFLE:
                 pools.append(frozenset(event.cards))
+                for c in event.cards:
+                    latest[c] = len(pools) - 1
                 continue
             if event.kind == STATE:
                 known[p] = set(event.cards)

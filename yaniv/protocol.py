@@ -77,7 +77,7 @@ from yaniv.game import (
     CALL, DECK, DISCARD, KEEP, KEEP_CARD, MAX_PLAYERS, MIN_PLAYERS, PLAY, RESHUFFLE, SLAM, SLAMDOWN,
     SLAMDOWN_PHASE, STATE, YANIV, Event, Game, Move, PlayerView,
 )
-from yaniv.melds import MAX_SET, SET, Group, classify, drawable_cards
+from yaniv.melds import SET, Group, classify, drawable_cards
 from yaniv.rules import MAX_HAND, PRESETS, RULE_FIELDS, Rules, get_rules
 
 PROTOCOL: Final = "yaniv/1"
@@ -388,7 +388,7 @@ def _top_group(cards: tuple[int, ...], rules: Rules) -> Group:
         naturals = sorted(c for c in cards if c < NUM_STANDARD)
         jokers = sorted(c for c in cards if c >= NUM_STANDARD)
         ranks = {RANK[c] for c in naturals}
-        if not (rules.slamdown and len(cards) == MAX_SET + 1 and len(ranks) == 1 and rules.jokers_in_sets):
+        if not (rules.slamdown and len(cards) == rules.max_set_size + 1 and len(ranks) == 1 and rules.jokers_in_sets):
             raise ProtocolError(f"pile.top is not a group that can lie on the pile: {error}") from None
         kind, ordered = SET, tuple(naturals) + tuple(jokers)
     return Group(ordered, kind, -1, drawable_cards(kind, ordered, rules))
@@ -572,7 +572,8 @@ def game_from_state(state: Any, rng: np.random.Generator | int | None = None) ->
 
 
 def move_from_json(value: Any, rules: Rules | None = None) -> Move:
-    """Read a protocol move (a discard's cards may come in any order; the engine's order is used)."""
+    """Read a protocol move (a discard's cards may come in any order, and the engine's order is used;
+    except a run with jokers under ``discarder_places_jokers``: low to high, each joker where it stands)."""
     move = _object(value, "move", ("action", "cards", "draw"), ("action",))
     action = move["action"]
     if action not in ACTIONS:
