@@ -12,11 +12,20 @@ is any spec of ``agents.registry``: ``--help`` lists them.
 It prints a table (win rate with a 95% Wilson interval, an OpenSkill rating, points and Yaniv
 calls per round, Assaf rates as caller and as Assafer, game length, time per move, and head to
 head) and writes into ``--out``: results.json, results.csv, head_to_head.csv, ratings.png and
-head_to_head.png. The same ``--seed`` gives the same results for any ``--workers``.
+head_to_head.png, all five or none. A folder that already holds any of them is refused unless
+``--overwrite`` is given (other files in it are left alone). The same ``--seed`` gives the same
+results for any ``--workers``.
 
 Every argument is checked before the first game: an unknown agent, a missing or corrupt
-checkpoint, a bad player or game count or rules preset ends it with status 2 and one line
-naming the problem. The Python API is ``agents.tournament.run_tournament``.
+checkpoint, a bad player or game count (at most 10,000,000) or rules preset, an ``--out`` that is
+empty, holds results or cannot be written (it is created, and a probe file written and removed)
+ends it with status 2 and one line naming the problem. Memory stays flat however many games are
+played: each game's record is reduced as it comes.
+
+An SB3 checkpoint (``.zip``) is a pickle, which can run code when loaded: it is refused unless
+``--trust-pickle`` is given, for files you trust. ``.npz`` weights and exported bots (``onnx:DIR``,
+``python -m agents.policies.export``) are safe to load from anyone. The Python API is
+``agents.tournament.run_tournament``.
 """
 
 from __future__ import annotations
@@ -26,7 +35,9 @@ import sys
 from pathlib import Path
 
 from agents.registry import specs_help
-from agents.tournament import plan_tournament
+from agents.tournament import MAX_GAMES, plan_tournament
+from agents.tournament.report import existing_results, prepare_folder
+from agents.tournament.schedule import MAX_WORKERS
 from yaniv import PRESETS
 
 PROG = "evaluate.py"
@@ -45,15 +56,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="agent specs (listed below); at least --players of them; repeat a spec to seat two "
                              "copies (default: heuristic greedy random)")
     parser.add_argument("--games", type=int, default=120,
-                        help="games to play, a multiple of line-ups x players (default: 120)")
+                        help=f"games to play, a multiple of line-ups x players, at most {MAX_GAMES:,} (default: 120)")
     parser.add_argument("--seed", type=int, default=0, help="the tournament seed (default: 0)")
     parser.add_argument("--rules", default="default", help=f"rules preset: {', '.join(PRESETS)} (default: default)")
     parser.add_argument("--rounds", action="store_true", help="play single rounds instead of full games")
     parser.add_argument("--max-turns", type=int, default=None,
                         help="cap every round at this many turns (no winner, no points): a guard against agents "
                              "that never end a round (default: no cap)")
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
-    parser.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder (default: runs/eval)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help=f"processes, 1 to {MAX_WORKERS} (default: every core)")
+    parser.add_argument("--out", default="runs/eval", help="output folder (default: runs/eval)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the result files an existing --out holds (default: refuse)")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="load SB3 checkpoints (.zip, pickles that can run code): only files you trust")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser.parse_args(argv)
 
@@ -66,16 +82,28 @@ def fail(message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
 
-    # 1. Check everything before any game: agents (names, checkpoints), counts, rules, the output folder.
-    if args.out.exists() and not args.out.is_dir():
-        return fail(f"--out {args.out} exists and is not a folder")
-    if args.workers is not None and args.workers < 1:
-        return fail(f"--workers must be at least 1, got {args.workers}")
+    # 1. Check everything before any game: the output folder, agents (names, checkpoints), counts, rules.
+    if not args.out.strip():
+        return fail("--out is empty: name the folder for the result files")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        return fail(f"--out {out} exists and is not a folder")
+    existing = existing_results(out)
+    if existing and not args.overwrite:
+        return fail(f"--out {out} already holds results ({', '.join(existing)}): choose another folder, "
+                    "or pass --overwrite to replace them")
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        return fail(f"--workers must be from 1 to {MAX_WORKERS}, got {args.workers}")
     try:
         plan = plan_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
-                               rules=args.rules, rounds=args.rounds, max_turns=args.max_turns)
+                               rules=args.rules, rounds=args.rounds, max_turns=args.max_turns,
+                               trust_pickle=args.trust_pickle)
     except ValueError as error:
         return fail(str(error))
+    try:  # last, so that a refused argument leaves no folder behind
+        prepare_folder(out)
+    except ValueError as error:
+        return fail(f"--out {out}: {error}")
     print(f"Playing {plan.describe()}", flush=True)
 
     # 2. Play (every core unless --workers says otherwise; the same results either way).
@@ -84,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     # 3. Report: the table, then the files.
     print()
     print(result.table())
-    paths = result.write(args.out)
-    print(f"\nWrote {', '.join(p.name for p in paths.values())} to {args.out}/")
+    paths = result.write(out, overwrite=args.overwrite)
+    print(f"\nWrote {', '.join(p.name for p in paths.values())} to {out}/")
     return 0
 
 

@@ -100,11 +100,15 @@ BAD_CLI = [
     (["--agents", "greedy", "random", "--seed", "-1"], "seed"),
     (["--agents", "greedy", "random", "--max-turns", "0"], "max_turns"),
     (["--agents", "greedy", "random", "--out", "{corrupt}"], "not a folder"),
+    (["--agents", "greedy", "random", "--out", ""], "--out"),
+    (["--agents", "greedy", "random", "--games", "100000000000000000000"], "at most 10,000,000"),
+    (["--agents", "greedy", "random", "--workers", "1000000"], "--workers"),
 ]
 
 
 @pytest.mark.parametrize("args,needle", BAD_CLI, ids=[a[1] for a in BAD_CLI])
-def test_cli_refuses_bad_input_before_any_game(tmp_path, capsys, args, needle):
+def test_cli_refuses_bad_input_before_any_game(tmp_path, monkeypatch, capsys, args, needle):
+    monkeypatch.chdir(tmp_path)  # a bad --out must not write into the repository
     corrupt = tmp_path / "corrupt.zip"
     corrupt.write_bytes(b"this is not a checkpoint")
     args = [a.format(corrupt=corrupt) for a in args]
@@ -138,7 +142,8 @@ def test_cli_error_through_a_subprocess_is_one_line_and_status_2(tmp_path):
 def test_every_agent_sits_in_every_seat_equally_and_replays_the_same_deals():
     Spy.dealt = []
     agents = [Spy("a"), Spy("b"), Spy("c")]
-    result = run_tournament(agents, num_players=2, games=3 * 2 * 2, seed=5, rounds=True, workers=1, progress=False)
+    result = run_tournament(agents, num_players=2, games=3 * 2 * 2, seed=5, rounds=True, workers=1, progress=False,
+                            keep_records=True)
     plan = result.plan
     assert plan.lineups == ((0, 1), (0, 2), (1, 2)) and plan.deals == 2
     for stats in result.agents:
@@ -179,7 +184,8 @@ def test_same_seed_same_results_for_one_or_two_workers_and_another_seed_differs(
 
 
 def test_full_games_statistics_add_up():
-    result = run_tournament(["greedy", "random"], num_players=2, games=4, seed=2, workers=1, progress=False)
+    result = run_tournament(["greedy", "random"], num_players=2, games=4, seed=2, workers=1, progress=False,
+                            keep_records=True)
     total = sum(s.win_rate for s in result.agents)
     assert total == pytest.approx(1.0)  # one line-up: every agent played every game
     for s in result.agents:
@@ -334,3 +340,224 @@ def test_a_ppo_checkpoint_plays_and_a_misfit_one_is_refused_before_any_game(tmp_
     assert proc.returncode == 2 and "cannot play 2 players" in proc.stderr and str(bad) in proc.stderr
     assert proc.stdout == "" and not out.exists()
 
+
+
+# ----------------------------------------------------------------------------------------------
+# Hostile and careless input (issue 18): the output folder, the game count, memory, pickles
+# ----------------------------------------------------------------------------------------------
+
+
+def run_main(*args: str) -> tuple[int, str, str]:
+    """evaluate.main in this process: (status, stdout, stderr)."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = load_evaluate().main(list(args))
+        except SystemExit as exit_info:
+            code = exit_info.code
+    return code, out.getvalue(), err.getvalue()
+
+
+QUICK = ["--agents", "greedy", "random", "--games", "2", "--rounds", "--workers", "1", "--no-progress"]
+
+
+def unwritable_outs(tmp_path: Path) -> list[tuple[str, str]]:
+    """Output folders that cannot be written, each with what the error must name."""
+    import os
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    outs = [(str(a_file / "sub"), str(a_file / "sub"))]
+    if Path("/proc/self").is_dir():
+        outs.append(("/proc/x", "/proc/x"))
+    if os.geteuid() != 0:  # root writes into a read-only folder anyway
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        outs.append((str(locked / "eval"), str(locked)))
+        outs.append((str(locked), str(locked)))
+    return outs
+
+
+def test_an_unwritable_out_is_refused_before_any_game(tmp_path):
+    outs = unwritable_outs(tmp_path)
+    assert len(outs) >= 2
+    for out, needle in outs:
+        code, stdout, stderr = run_main(*QUICK, "--out", out)
+        assert code == 2, (out, stderr)
+        assert stdout == "", out  # not even the plan's line: no game was played
+        lines = stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("evaluate.py: error: --out") and needle in lines[0], stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["a_file"] + (["locked"] if len(outs) > 2 else []))
+
+
+def test_an_empty_out_is_refused_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = run_main(*QUICK, "--out", "")
+    assert code == 2 and stdout == "" and "--out" in stderr and "empty" in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_results_are_kept_unless_overwrite_is_given(tmp_path):
+    out = tmp_path / "eval"
+    out.mkdir()
+    (out / "results.json").write_text("earlier results")
+    (out / "notes.txt").write_text("my notes")
+    code, stdout, stderr = run_main(*QUICK, "--out", str(out))
+    assert code == 2 and stdout == ""
+    assert str(out) in stderr and "--overwrite" in stderr and "results.json" in stderr, stderr
+    assert (out / "results.json").read_text() == "earlier results"
+    # With the flag the results are replaced; other files stay, and no probe or temporary file is left.
+    code, stdout, stderr = run_main(*QUICK, "--out", str(out), "--overwrite")
+    assert code == 0, stderr
+    assert json.loads((out / "results.json").read_text())["config"]["games"] == 2
+    assert (out / "notes.txt").read_text() == "my notes"
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES + ["notes.txt"])
+    # A folder that exists but holds no results (empty, or other files only) is written without the flag.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_main(*QUICK, "--out", str(empty))[0] == 0
+    assert sorted(p.name for p in empty.iterdir()) == sorted(FILES)
+
+
+def test_write_refuses_to_overwrite_and_a_failure_mid_write_loses_nothing(tmp_path, monkeypatch):
+    from agents.tournament import report
+
+    result = run_tournament(["greedy", "random"], num_players=2, games=2, seed=0, rounds=True, workers=1,
+                            progress=False)
+    out = tmp_path / "eval"
+    result.write(out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    with pytest.raises(FileExistsError, match="overwrite"):
+        result.write(out)
+
+    def broken(_result):
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(report, "plot_head_to_head", broken)  # the last file: the others are rendered by then
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        result.write(out, overwrite=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no file changed, no temporary left
+
+
+HUGE_GAMES = "100000000000000000000"
+
+
+def test_an_absurd_game_count_is_refused_by_name(tmp_path):
+    code, stdout, stderr = run_main("--agents", "greedy", "random", "--games", HUGE_GAMES, "--out",
+                                    str(tmp_path / "out"), "--no-progress")
+    assert code == 2 and stdout == "" and "10,000,000" in stderr and HUGE_GAMES in stderr, stderr
+    with pytest.raises(ValueError, match="at most 10,000,000"):
+        plan_tournament(["greedy", "random"], num_players=2, games=10**20)
+    with pytest.raises(ValueError, match="workers"):
+        run_tournament(["greedy", "random"], num_players=2, games=2, workers=10**6, progress=False)
+
+
+class Quick(SeededAgent):
+    """Calls Yaniv when it may, else throws its first legal discard: short, cheap rounds."""
+
+    name = "quick"
+
+    def act(self, view):
+        moves = view.legal_moves
+        return moves[0] if moves[0] == YANIV else moves[-1]
+
+
+def peak_memory(games: int, keep_records: bool = False) -> int:
+    """Bytes allocated at the peak of playing and reducing ``games`` rounds, over what was there before.
+
+    OpenSkill's rating update leaves a few small reference cycles per game, which Python frees at
+    its next full collection (after a number of objects proportional to the whole heap); a full
+    collection every 8 games takes them out of the measure, leaving what the tournament holds."""
+    import gc
+    import tracemalloc
+
+    from agents.tournament import statistics
+
+    plan = plan_tournament([Quick(), Quick()], num_players=2, games=games, seed=0, rounds=True, max_turns=8)
+    add = statistics.Tally.add
+
+    def add_and_collect(tally, record):
+        add(tally, record)
+        if record.index % 8 == 7:
+            gc.collect()
+
+    statistics.Tally.add = add_and_collect
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        plan.run(workers=1, progress=False, keep_records=keep_records)
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+        statistics.Tally.add = add
+
+
+def test_memory_does_not_grow_with_the_games_beyond_the_aggregates():
+    """Records are reduced as they come, not held: 8x the games cost no more than the per-deal margins
+    (two agents x one float per deal of 2 games) and some noise; holding every record costs far more."""
+    plan_tournament([Quick(), Quick()], num_players=2, games=160, seed=0, rounds=True, max_turns=8).run(
+        workers=1, progress=False)  # imports, and the engine's memos of the hands these deals hold
+    small, large = peak_memory(20), peak_memory(160)
+    margins = 2 * (160 - 20) // 2 * 32  # a float in a list per agent and deal
+    assert large - small < margins + 8_000, (small, large)
+    assert peak_memory(160, keep_records=True) - large > 80_000  # what the measure sees of held records
+
+
+def test_records_are_kept_only_when_asked():
+    kwargs = dict(agent_specs=[Quick(), Quick()], num_players=2, games=4, seed=0, rounds=True, max_turns=8,
+                  workers=1, progress=False)
+    assert run_tournament(**kwargs).records is None
+    kept = run_tournament(keep_records=True, **kwargs)
+    assert [r.index for r in kept.records] == [0, 1, 2, 3]
+    assert kept.games == 4 and kept.rounds == 4
+
+
+def test_small_chunks_in_any_order_give_the_same_results(monkeypatch):
+    """Many bounded chunks over the worker processes, reduced in game order: the same figures as one process."""
+    from agents.tournament import schedule
+
+    monkeypatch.setattr(schedule, "MAX_CHUNK", 3)
+    kwargs = dict(agent_specs=["greedy", "random", "random"], num_players=2, games=24, seed=7, rounds=True,
+                  progress=False)
+    one = run_tournament(workers=1, **kwargs).to_dict(include_timing=False)
+    two = run_tournament(workers=2, keep_records=True, **kwargs)
+    assert [r.index for r in two.records] == list(range(24))
+    assert two.to_dict(include_timing=False) == one
+
+
+@pytest.fixture(scope="module")
+def sb3_checkpoint(tmp_path_factory) -> Path:
+    """A tiny MaskablePPO checkpoint for two players (a pickle underneath)."""
+    from sb3_contrib import MaskablePPO
+
+    from yaniv_env.gym_env import YanivGymEnv
+
+    model = MaskablePPO("MlpPolicy", YanivGymEnv(num_players=2), policy_kwargs={"net_arch": [8]}, seed=0,
+                        device="cpu")
+    path = tmp_path_factory.mktemp("ckpt") / "model.zip"
+    model.save(path)
+    return path
+
+
+def test_a_pickle_checkpoint_needs_the_trust_switch(sb3_checkpoint, tmp_path):
+    spec = f"ppo:{sb3_checkpoint}"
+    kwargs = dict(num_players=2, games=2, seed=0, rounds=True, max_turns=50)
+    with pytest.raises(ValueError, match="trust") as refused:
+        plan_tournament([spec, "random"], **kwargs)
+    assert ".npz" in str(refused.value) and "export" in str(refused.value)
+    plan = plan_tournament([spec, "random"], trust_pickle=True, **kwargs)
+    assert plan.run(workers=2, progress=False).agent(spec).games == 2  # the worker processes load it too
+    # The command line: refused without --trust-pickle, naming it and the safe formats; played with it.
+    out = tmp_path / "out"
+    args = ["--agents", spec, "random", "--games", "2", "--rounds", "--max-turns", "50", "--workers", "1",
+            "--no-progress", "--out", str(out)]
+    code, stdout, stderr = run_main(*args)
+    assert code == 2 and stdout == "" and not out.exists()
+    assert "--trust-pickle" in stderr and ".npz" in stderr and str(sb3_checkpoint) in stderr, stderr
+    code, stdout, stderr = run_main(*args, "--trust-pickle")
+    assert code == 0, stderr
+    assert json.loads((out / "results.json").read_text())["config"]["specs"][0] == spec

@@ -15,15 +15,20 @@ The modules, in the order a tournament goes through them:
 * ``schedule``: ``plan_tournament`` checks everything and builds each agent once; the plan's
   line-ups, seat rotations and duplicate deals; ``run`` plays the games in worker processes, one
   ``GameRecord`` each (the same results for any number of processes);
-* ``statistics``: ``TournamentResult.from_records`` reduces the records to each agent's figures
-  (``AgentStats``: win rate with its Wilson interval, margin, rating, ...) and head to head;
-* ``report``: the terminal table, the result files and the plots.
+* ``statistics``: a ``Tally`` reduces the records, one at a time in game order, to each agent's
+  figures (``AgentStats``: win rate with its Wilson interval, margin, rating, ...) and head to
+  head, in a ``TournamentResult`` (``from_records`` does it over a list);
+* ``report``: the terminal table, the result files (written all or none, never over earlier
+  results unless asked) and the plots.
+
+Bounds and trust: at most ``MAX_GAMES`` games, memory flat in their number; a pickle-based
+checkpoint (SB3 ``.zip``) only with ``trust_pickle=True``.
 """
 
-from agents.tournament.schedule import TournamentPlan, plan_tournament, run_tournament
-from agents.tournament.statistics import AgentStats, GameRecord, TournamentResult, wilson_interval
+from agents.tournament.schedule import MAX_GAMES, TournamentPlan, plan_tournament, run_tournament
+from agents.tournament.statistics import AgentStats, GameRecord, Tally, TournamentResult, wilson_interval
 
 __all__ = [
-    "AgentStats", "GameRecord", "TournamentPlan", "TournamentResult", "plan_tournament", "run_tournament",
-    "wilson_interval",
+    "MAX_GAMES", "AgentStats", "GameRecord", "Tally", "TournamentPlan", "TournamentResult", "plan_tournament",
+    "run_tournament", "wilson_interval",
 ]

@@ -15,6 +15,13 @@ file                        contents
 ``head_to_head.png``        the head-to-head matrix, row ahead of column
 ==========================  ================================================================
 
+``write`` never replaces earlier results unless told to (``overwrite=True``; ``evaluate.py
+--overwrite``), and writes all five files or none: each is rendered to a temporary file in the
+folder first, and only when all five are there are they renamed over their names, so a failure
+while writing (a full disk, a broken plot) leaves what was there before. Other files in the
+folder are left alone. ``existing_results`` and ``prepare_folder`` let a script check the folder
+before it plays a game (evaluate.py does).
+
 matplotlib is imported only to draw, so the table needs no plotting library.
 """
 
@@ -25,7 +32,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import IO, TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -33,6 +40,15 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from agents.tournament.statistics import AgentStats, TournamentResult
+
+RESULT_FILES = {
+    "json": "results.json",
+    "csv": "results.csv",
+    "head_to_head_csv": "head_to_head.csv",
+    "ratings_png": "ratings.png",
+    "head_to_head_png": "head_to_head.png",
+}
+"""The files ``write`` writes, by key (the keys of its answer)."""
 
 
 def table(result: TournamentResult) -> str:
@@ -69,44 +85,120 @@ def table(result: TournamentResult) -> str:
     seat_rates = ", ".join(f"seat {q}: {w / max(result.games, 1):.1%}" for q, w in enumerate(result.seat_wins))
     lines += ["", f"Wins by seat: {seat_rates}"]
     if result.capped_rounds:
-        total = sum(r.rounds for r in result.records)
-        lines.append(f"Rounds cut by the turn cap (no winner, no points): {result.capped_rounds} of {total}")
+        lines.append(f"Rounds cut by the turn cap (no winner, no points): {result.capped_rounds} of {result.rounds}")
     lines.append(f"{result.games} games in {result.wall_seconds:.1f} s")
     return "\n".join(lines)
 
 
-def write(result: TournamentResult, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-    """Write results.json, results.csv, head_to_head.csv, ratings.png and head_to_head.png."""
+def existing_results(out_dir: str | os.PathLike[str]) -> list[str]:
+    """The names of the result files ``out_dir`` already holds (none if it is not a folder)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "json": out / "results.json",
-        "csv": out / "results.csv",
-        "head_to_head_csv": out / "head_to_head.csv",
-        "ratings_png": out / "ratings.png",
-        "head_to_head_png": out / "head_to_head.png",
+    return [name for name in RESULT_FILES.values() if out.is_dir() and (out / name).exists()]
+
+
+def prepare_folder(out_dir: str | os.PathLike[str]) -> Path:
+    """Make sure files can be written into ``out_dir``: create it (and its parents) if needed, then
+    write and remove a probe file. ValueError naming the folder and the reason otherwise; the
+    folders it created are removed again."""
+    out = Path(out_dir)
+    if not os.fspath(out_dir).strip():
+        raise ValueError("the output folder's name is empty")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} exists and is not a folder")
+    created = [p for p in (out, *out.parents) if not p.exists()]
+    probe = out / f".write-probe-{os.getpid()}"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with probe.open("x") as f:
+            f.write("probe\n")
+        probe.unlink()
+    except OSError as error:
+        for folder in created:  # deepest first
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise ValueError(f"cannot write into {out}: {error.strerror or error}") from None
+    return out
+
+
+def write(result: TournamentResult, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> dict[str, Path]:
+    """Write results.json, results.csv, head_to_head.csv, ratings.png and head_to_head.png, all or none.
+
+    FileExistsError, before anything is written, if ``out_dir`` already holds any of them and
+    ``overwrite`` is off; ValueError if the folder cannot be written (``prepare_folder``).
+    """
+    out = Path(out_dir)
+    existing = existing_results(out)
+    if existing and not overwrite:
+        raise FileExistsError(
+            f"{out} already holds results ({', '.join(existing)}); pass overwrite=True to replace them"
+        )
+    prepare_folder(out_dir)
+    writers: dict[str, Callable[[TournamentResult, Path], None]] = {
+        "json": _write_json, "csv": _write_csv, "head_to_head_csv": _write_head_to_head_csv,
+        "ratings_png": lambda r, path: _save_figure(plot_ratings(r), path),
+        "head_to_head_png": lambda r, path: _save_figure(plot_head_to_head(r), path),
     }
-    paths["json"].write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    paths = {key: out / name for key, name in RESULT_FILES.items()}
+    temporary = {key: out / f".{name}.{os.getpid()}.tmp" for key, name in RESULT_FILES.items()}
+    try:
+        for key, path in temporary.items():
+            writers[key](result, path)
+        for key, path in temporary.items():
+            os.replace(path, paths[key])
+    finally:
+        for path in temporary.values():
+            path.unlink(missing_ok=True)
+    return paths
+
+
+def _write_text(path: Path, write: Callable[[IO[str]], None]) -> None:
+    """``write`` into a new file at ``path``, flushed to the disk before it is closed."""
+    with path.open("w", newline="") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _write_json(result: TournamentResult, path: Path) -> None:
+    _write_text(path, lambda f: f.write(json.dumps(result.to_dict(), indent=2) + "\n"))
+
+
+def _write_csv(result: TournamentResult, path: Path) -> None:
     rows = [s.to_dict() for s in result.agents]
-    with paths["csv"].open("w", newline="") as f:
+
+    def write(f: IO[str]) -> None:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         for row in rows:
             row["seat_games"] = " ".join(map(str, row["seat_games"]))
             row["seat_win_rates"] = " ".join("" if v is None else f"{v:.6g}" for v in row["seat_win_rates"])
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
+
+    _write_text(path, write)
+
+
+def _write_head_to_head_csv(result: TournamentResult, path: Path) -> None:
     rates = result.head_to_head()
-    with paths["head_to_head_csv"].open("w", newline="") as f:
+    counts = (result.head_to_head_games, result.head_to_head_ahead, result.head_to_head_ties)
+
+    def write(f: IO[str]) -> None:
         writer = csv.writer(f)
         writer.writerow(["agent", "opponent", "games", "ahead", "ties", "ahead_rate"])
         for a, name in enumerate(result.plan.labels):
             for b, other in enumerate(result.plan.labels):
                 if a != b and result.head_to_head_games[a, b]:
-                    counts = (result.head_to_head_games, result.head_to_head_ahead, result.head_to_head_ties)
                     writer.writerow([name, other, *(int(c[a, b]) for c in counts), f"{rates[a, b]:.6g}"])
-    plot_ratings(result).savefig(paths["ratings_png"], dpi=120)
-    plot_head_to_head(result).savefig(paths["head_to_head_png"], dpi=120)
-    return paths
+
+    _write_text(path, write)
+
+
+def _save_figure(figure: Figure, path: Path) -> None:
+    with path.open("wb") as f:
+        figure.savefig(f, format="png", dpi=120)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def plot_ratings(result: TournamentResult) -> Figure:

@@ -31,6 +31,19 @@ results whatever the number of worker processes (timings aside).
 
 A game's outcome is a ``GameRecord``: per seat, its final place (``yaniv.ranking.final_ranks``),
 win share, points, calls and Assafs, moves and time to move.
+
+Bounds
+------
+At most ``MAX_GAMES`` games and ``MAX_WORKERS`` processes; more is refused by name. The workers
+play chunks of at most ``MAX_CHUNK`` games, at most four chunks per worker are out at a time,
+and each record is reduced as soon as its turn in game order comes (``statistics.Tally``), so
+memory stays flat however many games are played (``keep_records=True`` keeps them all).
+
+Pickles
+-------
+A spec naming an SB3 checkpoint (a pickle, which can run code when loaded) is refused unless
+``trust_pickle=True`` (``evaluate.py --trust-pickle``); the plan carries the switch to the worker
+processes. See ``agents.registry``.
 """
 
 from __future__ import annotations
@@ -41,20 +54,23 @@ import math
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from agents.base import Agent
 from agents.registry import make_agent
-from agents.tournament.statistics import GameRecord, TournamentResult
+from agents.tournament.statistics import GameRecord, Tally, TournamentResult
 from yaniv import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Game, Rules, get_rules
 from yaniv.ranking import final_ranks
 
 MAX_COMBINATIONS = 100  # above this many line-ups, use the cyclic windows
 MAX_MOVES = 100_000  # per game; a longer game is an error (agents that never end a round)
+MAX_GAMES = 10_000_000  # per tournament
+MAX_WORKERS = 1024  # processes
+MAX_CHUNK = 256  # games a worker plays before handing back their records
 
 # Seed derivation tags: deal seeds and agent seeds come from distinct streams.
 _DEAL, _AGENT = 0, 1
@@ -75,11 +91,11 @@ def _is_agent(obj: object) -> bool:
     return callable(getattr(obj, "act", None)) and callable(getattr(obj, "reset", None))
 
 
-def _seat_agent(spec: str | Agent) -> Agent:
+def _seat_agent(spec: str | Agent, trust_pickle: bool = False) -> Agent:
     """The agent for a seat, seeded 0 (``reset`` reseeds it per game): built from a spec by the
     registry, or a deep copy of an agent object, so the caller's own is never played."""
     if isinstance(spec, str):
-        return make_agent(spec, seed=0)
+        return make_agent(spec, seed=0, trust_pickle=trust_pickle)
     agent = copy.deepcopy(spec)
     agent.reset(0)
     return agent
@@ -94,6 +110,13 @@ def _about(spec: str, error: BaseException) -> str:
     """The error as one line that names the agent spec."""
     message = _one_line(error)
     return message if repr(spec) in message else f"agent {spec!r}: {message}"
+
+
+def _number_text(value: object) -> str:
+    """``repr(value)``, or the size of an integer too long to print (Python refuses over 4,300 digits)."""
+    if isinstance(value, int) and value.bit_length() > 10_000:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)):,} digits"
+    return repr(value)
 
 
 def _cpu_count() -> int:
@@ -132,6 +155,7 @@ class TournamentPlan:
     rules_name: str | None  # the preset's name, when one was given
     rounds: bool
     lineups: tuple[tuple[int, ...], ...]
+    trust_pickle: bool = False  # the registry may load pickle-based checkpoints (the user trusts them)
 
     @property
     def cycle(self) -> int:
@@ -168,12 +192,17 @@ class TournamentPlan:
             f"{len(self.lineups)} line-up(s) x {self.num_players} seat rotations; agents: {', '.join(self.labels)}"
         )
 
-    def run(self, workers: int | None = None, progress: bool = True) -> TournamentResult:
-        """Play every game (``workers`` processes; None: every core) and reduce in game order."""
-        workers = _check_workers(workers)
+    def run(self, workers: int | None = None, progress: bool = True, keep_records: bool = False) -> TournamentResult:
+        """Play every game (``workers`` processes; None: every core) and reduce in game order, each
+        record as it comes; ``keep_records`` keeps them all in the result (memory grows with the games)."""
+        workers = check_workers(workers)
+        if type(keep_records) is not bool:
+            raise ValueError(f"keep_records must be True or False, got {keep_records!r}")
         start = time.perf_counter()
-        records = _play(self, workers, progress)
-        return TournamentResult.from_records(self, records, wall_seconds=time.perf_counter() - start)
+        tally = Tally(self, keep_records=keep_records)
+        for record in _play(self, workers, progress):
+            tally.add(record)
+        return tally.result(wall_seconds=time.perf_counter() - start)
 
 
 def _lineups(num_agents: int, num_players: int) -> tuple[tuple[int, ...], ...]:
@@ -184,11 +213,15 @@ def _lineups(num_agents: int, num_players: int) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple((i + j) % num_agents for j in range(num_players)) for i in range(num_agents))
 
 
-def _check_workers(workers: object) -> int:
+def check_workers(workers: object) -> int:
+    """The number of processes: ``workers``, or every core for None; ValueError naming a bad value."""
     if workers is None:
         return _cpu_count()
-    if type(workers) is not int or workers < 1:
-        raise ValueError(f"workers must be a whole number >= 1 (or None for every core), got {workers!r}")
+    if type(workers) is not int or not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(
+            f"workers must be a whole number from 1 to {MAX_WORKERS} (or None for every core), "
+            f"got {_number_text(workers)}"
+        )
     return workers
 
 
@@ -200,6 +233,7 @@ def plan_tournament(
     rules: str | Rules | Mapping[str, Any] | None = "default",
     rounds: bool = False,
     max_turns: int | None = None,
+    trust_pickle: bool = False,
 ) -> TournamentPlan:
     """Check every argument and build the agents once; ValueError naming the first problem.
 
@@ -209,7 +243,9 @@ def plan_tournament(
     move on a sample deal, so a checkpoint that does not fit the rules or the table size is refused
     before the tournament (agent objects are the caller's: not probed). ``max_turns`` caps every
     round at that many turns (the rules' ``max_turns``: a capped round has no winner and no
-    points), a guard against agents that may never end a round.
+    points), a guard against agents that may never end a round. ``trust_pickle`` lets the registry
+    load pickle-based checkpoints (SB3 ``.zip``), which can run code: only for files you trust.
+    At most ``MAX_GAMES`` games.
     """
     # Player count.
     if type(num_players) is not int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
@@ -252,10 +288,14 @@ def plan_tournament(
         raise ValueError(f"the seed must be a whole number >= 0, got {seed!r}")
     if type(rounds) is not bool:
         raise ValueError(f"rounds must be True or False, got {rounds!r}")
+    if type(trust_pickle) is not bool:
+        raise ValueError(f"trust_pickle must be True or False, got {trust_pickle!r}")
     lineups = _lineups(len(specs), num_players)
     cycle = len(lineups) * num_players
     if type(games) is not int or games < 1:
-        raise ValueError(f"the number of games must be a whole number >= 1, got {games!r}")
+        raise ValueError(f"the number of games must be a whole number >= 1, got {_number_text(games)}")
+    if games > MAX_GAMES:
+        raise ValueError(f"the number of games must be at most {MAX_GAMES:,}, got {_number_text(games)}")
     if games % cycle:
         below, above = games // cycle * cycle, (games // cycle + 1) * cycle
         suggestion = f"{below} or {above}" if below else f"{above}"
@@ -268,7 +308,7 @@ def plan_tournament(
     probe = Game(num_players, rules_obj, seed=0, single_round=True).view(0)
     for spec in dict.fromkeys(s for s in specs if isinstance(s, str)):
         try:
-            agent = make_agent(spec, seed=0)
+            agent = make_agent(spec, seed=0, trust_pickle=trust_pickle)
         except Exception as error:  # noqa: BLE001 - a corrupt checkpoint may raise anything
             raise ValueError(_about(spec, error)) from None
         if not _is_agent(agent):
@@ -292,6 +332,7 @@ def plan_tournament(
         rules_name=rules_name,
         rounds=rounds,
         lineups=lineups,
+        trust_pickle=trust_pickle,
     )
 
 
@@ -305,15 +346,19 @@ def run_tournament(
     workers: int | None = None,
     progress: bool = True,
     max_turns: int | None = None,
+    trust_pickle: bool = False,
+    keep_records: bool = False,
 ) -> TournamentResult:
     """Check everything, then play ``games`` games (single rounds with ``rounds=True``).
 
     See the module docstring for the schedule. ``workers``: processes (None: every core; 1 plays
     in this process). The same ``seed`` gives the same result for any number of workers.
+    ``trust_pickle``: see ``plan_tournament``; ``keep_records``: see ``TournamentPlan.run``.
     """
-    workers = _check_workers(workers)
-    plan = plan_tournament(agent_specs, num_players, games, seed=seed, rules=rules, rounds=rounds, max_turns=max_turns)
-    return plan.run(workers=workers, progress=progress)
+    workers = check_workers(workers)
+    plan = plan_tournament(agent_specs, num_players, games, seed=seed, rules=rules, rounds=rounds, max_turns=max_turns,
+                           trust_pickle=trust_pickle)
+    return plan.run(workers=workers, progress=progress, keep_records=keep_records)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -330,7 +375,7 @@ class _Player:
 
     def agent(self, index: int) -> Agent:
         if index not in self.agents:
-            self.agents[index] = _seat_agent(self.plan.specs[index])
+            self.agents[index] = _seat_agent(self.plan.specs[index], self.plan.trust_pickle)
         return self.agents[index]
 
     def play(self, index: int) -> GameRecord:
@@ -417,7 +462,8 @@ def _play_range(start: int, stop: int) -> list[GameRecord]:
     return [_WORKER.play(i) for i in range(start, stop)]
 
 
-def _play(plan: TournamentPlan, workers: int, progress: bool) -> list[GameRecord]:
+def _play(plan: TournamentPlan, workers: int, progress: bool) -> Iterator[GameRecord]:
+    """Every game's record, in game order, as the games are played."""
     from tqdm import tqdm
 
     total = plan.games
@@ -427,27 +473,34 @@ def _play(plan: TournamentPlan, workers: int, progress: bool) -> list[GameRecord
 
     if workers == 1 or total == 1:
         player = _Player(plan)
-        records = []
         with bar() as progress_bar:
             for i in range(total):
-                records.append(player.play(i))
+                yield player.play(i)
                 progress_bar.update(1)
-        return records
-    # A few chunks per worker: the load stays balanced and the bar moves. The worker processes
-    # start at the first submit, before the bar exists (no thread of ours is forked).
-    chunks = min(total, workers * 4)
-    bounds = [total * c // chunks for c in range(chunks + 1)]
-    results: dict[int, list[GameRecord]] = {}
-    pool = ProcessPoolExecutor(max_workers=min(workers, chunks), initializer=_init_worker, initargs=(plan,))
+        return
+    # A few chunks per worker (the load stays balanced and the bar moves), each of at most MAX_CHUNK
+    # games, and at most four per worker out at a time: the records of chunks that finish early
+    # wait for their turn in game order, so what waits is bounded, whatever the number of games.
+    size = min(MAX_CHUNK, -(-total // (workers * 4)))
+    starts = iter(range(0, total, size))
+    pool = ProcessPoolExecutor(max_workers=min(workers, -(-total // size)), initializer=_init_worker,
+                               initargs=(plan,))
+    pending: dict[int, Future[list[GameRecord]]] = {}
+
+    def submit() -> None:
+        start = next(starts, None)
+        if start is not None:
+            pending[start] = pool.submit(_play_range, start, min(start + size, total))
+
     try:
-        futures = {pool.submit(_play_range, a, b): a for a, b in zip(bounds, bounds[1:])}
+        # The worker processes start at the first submit, before the bar exists (no thread of ours is forked).
+        for _ in range(workers * 4):
+            submit()
         with bar() as progress_bar:
-            for future in as_completed(futures):
-                chunk = future.result()
-                results[futures[future]] = chunk
+            for start in range(0, total, size):
+                chunk = pending.pop(start).result()
+                submit()
+                yield from chunk
                 progress_bar.update(len(chunk))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    return [record for start in sorted(results) for record in results[start]]
-
-

@@ -1,8 +1,10 @@
 """Tournament statistics: the per-game records, and what they add up to per agent and per pair.
 
-``TournamentResult.from_records(plan, records)`` reduces the ``GameRecord`` of every game (made by
-``agents.tournament.schedule``) in game order; ``TournamentResult`` holds the figures below, and
-its ``table()``, ``write(out_dir)`` and plots come from ``agents.tournament.report``.
+A ``Tally`` reduces the ``GameRecord`` of every game (made by ``agents.tournament.schedule``) as it
+comes, in game order, and drops it, so a tournament's memory does not grow with its games beyond
+one margin per agent and deal; ``TournamentResult.from_records(plan, records)`` does the same over
+a list. ``TournamentResult`` holds the figures below (and the records only if asked to keep them),
+and its ``table()``, ``write(out_dir)`` and plots come from ``agents.tournament.report``.
 
 Per agent (``AgentStats``): games; win rate (a tie for first splits the win, so the wins of a
 table add up to one game) with its 95% Wilson interval (``wilson_interval``); over the rounds it
@@ -31,7 +33,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 import numpy as np
 
@@ -207,7 +209,7 @@ class AgentStats:
 
 @dataclass
 class TournamentResult:
-    """Statistics of a played tournament, with the per-game records it came from."""
+    """Statistics of a played tournament; the per-game records only when they were kept."""
 
     plan: TournamentPlan
     agents: list[AgentStats]
@@ -215,75 +217,26 @@ class TournamentResult:
     head_to_head_ties: np.ndarray
     head_to_head_games: np.ndarray  # [a, b]: games where both sat
     seat_wins: list[float]  # per seat, over all games
-    records: list[GameRecord]
+    games: int
+    rounds: int  # rounds played, over all games
+    capped_rounds: int  # rounds ended by the turn cap (no winner, no points)
+    records: list[GameRecord] | None = None  # every game's record, in game order, if kept (``Tally``)
     wall_seconds: float = 0.0
 
     # -- building -------------------------------------------------------------------------------
 
     @classmethod
     def from_records(
-        cls, plan: TournamentPlan, records: Sequence[GameRecord], wall_seconds: float = 0.0
+        cls, plan: TournamentPlan, records: Iterable[GameRecord], wall_seconds: float = 0.0,
+        keep_records: bool = True,
     ) -> TournamentResult:
-        from openskill.models import PlackettLuce
-
-        k, n = len(plan.labels), plan.num_players
-        stats = [
-            AgentStats(name=label, spec=spec, seat_games=[0] * n, seat_wins=[0.0] * n)
-            for label, spec in zip(plan.labels, plan.spec_texts)
-        ]
-        ahead = np.zeros((k, k), dtype=np.int64)
-        ties = np.zeros((k, k), dtype=np.int64)
-        met = np.zeros((k, k), dtype=np.int64)
-        seat_wins = [0.0] * n
-        model = PlackettLuce()
-        ratings = [model.rating(name=label) for label in plan.labels]
-        margins: list[dict[int, list[float]]] = [{} for _ in range(k)]  # per agent: deal -> its games' margins
+        """The figures of ``records``, in game order (``Tally``); they are kept unless ``keep_records`` is False."""
+        tally = Tally(plan, keep_records=keep_records)
         for record in records:
-            per_round = [p / r if r else None for p, r in zip(record.points, record.alive_rounds)]
-            for seat, a in enumerate(record.seats):
-                others = [x for q, x in enumerate(per_round) if q != seat and x is not None]
-                if per_round[seat] is not None and others:
-                    margins[a].setdefault(record.deal, []).append(sum(others) / len(others) - per_round[seat])
-            for seat, a in enumerate(record.seats):
-                s = stats[a]
-                s.games += 1
-                s.wins += record.win_shares[seat]
-                s.rounds += record.alive_rounds[seat]
-                s.points += record.points[seat]
-                s.calls += record.calls[seat]
-                s.assafed += record.assafed[seat]
-                s.assafs += record.assafs[seat]
-                s.game_rounds += record.rounds
-                s.game_turns += record.turns
-                s.moves += record.moves[seat]
-                s.seconds += record.seconds[seat]
-                s.seat_games[seat] += 1
-                s.seat_wins[seat] += record.win_shares[seat]
-                seat_wins[seat] += record.win_shares[seat]
-                for other, b in enumerate(record.seats):
-                    if other != seat:
-                        met[a, b] += 1
-                        ahead[a, b] += record.ranks[seat] < record.ranks[other]
-                        ties[a, b] += record.ranks[seat] == record.ranks[other]
-            teams = [[ratings[a]] for a in record.seats]
-            rated = model.rate(teams, ranks=list(record.ranks))
-            for a, team in zip(record.seats, rated):
-                ratings[a] = team[0]
-        for s, rating, by_deal in zip(stats, ratings, margins):
-            s.mu, s.sigma = float(rating.mu), float(rating.sigma)
-            s.deal_margins = [sum(m) / len(m) for _, m in sorted(by_deal.items())]
-        return cls(plan, stats, ahead, ties, met, seat_wins, list(records), wall_seconds)
+            tally.add(record)
+        return tally.result(wall_seconds)
 
     # -- figures --------------------------------------------------------------------------------
-
-    @property
-    def games(self) -> int:
-        return len(self.records)
-
-    @property
-    def capped_rounds(self) -> int:
-        """Rounds ended by the turn cap (no winner, no points)."""
-        return sum(r.capped for r in self.records)
 
     @property
     def names(self) -> list[str]:
@@ -331,7 +284,7 @@ class TournamentResult:
                 "games": self.head_to_head_games.tolist(),
             },
             "seat_win_rates": [w / self.games if self.games else None for w in self.seat_wins],
-            "rounds": sum(r.rounds for r in self.records),
+            "rounds": self.rounds,
             "capped_rounds": self.capped_rounds,
         }
         if include_timing:
@@ -347,9 +300,11 @@ class TournamentResult:
     def __str__(self) -> str:
         return self.table()
 
-    def write(self, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
-        """Write results.json, results.csv, head_to_head.csv, ratings.png and head_to_head.png."""
-        return report.write(self, out_dir)
+    def write(self, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> dict[str, Path]:
+        """Write results.json, results.csv, head_to_head.csv, ratings.png and head_to_head.png, all or
+        none (``agents.tournament.report.write``); FileExistsError if ``out_dir`` holds results and
+        ``overwrite`` is off."""
+        return report.write(self, out_dir, overwrite=overwrite)
 
     def plot_ratings(self) -> Figure:
         """A matplotlib Figure: each agent's rating mu with its mu ± 2 sigma interval."""
@@ -358,3 +313,95 @@ class TournamentResult:
     def plot_head_to_head(self) -> Figure:
         """A matplotlib Figure: the head-to-head matrix (row ahead of column)."""
         return report.plot_head_to_head(self)
+
+
+class Tally:
+    """The running figures of a tournament: ``add`` each game's record in game order, then ``result``.
+
+    Memory does not grow with the games beyond the margins' one number per agent and deal (see the
+    module docstring; at most 16 bytes a game): a record is reduced as it comes and dropped, unless
+    ``keep_records``. The margins of one deal are summed when the next deal begins, so the records
+    of a deal must come together, as they do in game order; an earlier deal after a later one is a
+    ValueError.
+    """
+
+    def __init__(self, plan: TournamentPlan, keep_records: bool = False) -> None:
+        from openskill.models import PlackettLuce
+
+        k, n = len(plan.labels), plan.num_players
+        self.plan = plan
+        self.stats = [
+            AgentStats(name=label, spec=spec, seat_games=[0] * n, seat_wins=[0.0] * n)
+            for label, spec in zip(plan.labels, plan.spec_texts)
+        ]
+        self.ahead = np.zeros((k, k), dtype=np.int64)
+        self.ties = np.zeros((k, k), dtype=np.int64)
+        self.met = np.zeros((k, k), dtype=np.int64)
+        self.seat_wins = [0.0] * n
+        self.games = self.rounds = self.capped_rounds = 0
+        self.records: list[GameRecord] | None = [] if keep_records else None
+        self._model = PlackettLuce()
+        self._ratings = [self._model.rating(name=label) for label in plan.labels]
+        self._deal: int | None = None  # the deal whose margins are being gathered
+        self._deal_margins: list[list[float]] = [[] for _ in range(k)]  # per agent: its games' margins there
+
+    def add(self, record: GameRecord) -> None:
+        """Count one game (the next in game order)."""
+        if self._deal is not None and record.deal < self._deal:
+            raise ValueError(f"records must come in game order: deal {record.deal} after deal {self._deal}")
+        if record.deal != self._deal:
+            self._close_deal()
+            self._deal = record.deal
+        self.games += 1
+        self.rounds += record.rounds
+        self.capped_rounds += record.capped
+        if self.records is not None:
+            self.records.append(record)
+        per_round = [p / r if r else None for p, r in zip(record.points, record.alive_rounds)]
+        for seat, a in enumerate(record.seats):
+            others = [x for q, x in enumerate(per_round) if q != seat and x is not None]
+            if per_round[seat] is not None and others:
+                self._deal_margins[a].append(sum(others) / len(others) - per_round[seat])
+        for seat, a in enumerate(record.seats):
+            s = self.stats[a]
+            s.games += 1
+            s.wins += record.win_shares[seat]
+            s.rounds += record.alive_rounds[seat]
+            s.points += record.points[seat]
+            s.calls += record.calls[seat]
+            s.assafed += record.assafed[seat]
+            s.assafs += record.assafs[seat]
+            s.game_rounds += record.rounds
+            s.game_turns += record.turns
+            s.moves += record.moves[seat]
+            s.seconds += record.seconds[seat]
+            s.seat_games[seat] += 1
+            s.seat_wins[seat] += record.win_shares[seat]
+            self.seat_wins[seat] += record.win_shares[seat]
+            for other, b in enumerate(record.seats):
+                if other != seat:
+                    self.met[a, b] += 1
+                    self.ahead[a, b] += record.ranks[seat] < record.ranks[other]
+                    self.ties[a, b] += record.ranks[seat] == record.ranks[other]
+        teams = [[self._ratings[a]] for a in record.seats]
+        rated = self._model.rate(teams, ranks=list(record.ranks))
+        for a, team in zip(record.seats, rated):
+            self._ratings[a] = team[0]
+
+    def _close_deal(self) -> None:
+        """Each agent's mean margin over its games of the deal just finished."""
+        for s, margins in zip(self.stats, self._deal_margins):
+            if margins:
+                s.deal_margins.append(sum(margins) / len(margins))
+                margins.clear()
+
+    def result(self, wall_seconds: float = 0.0) -> TournamentResult:
+        """The figures of the games added so far."""
+        self._close_deal()
+        self._deal = None
+        for s, rating in zip(self.stats, self._ratings):
+            s.mu, s.sigma = float(rating.mu), float(rating.sigma)
+        return TournamentResult(
+            self.plan, self.stats, self.ahead, self.ties, self.met, self.seat_wins, self.games, self.rounds,
+            self.capped_rounds, self.records, wall_seconds,
+        )
