@@ -5,9 +5,12 @@
 
 You sit in seat 0 (``--seat``); the bots take the other seats in order. ``--bots`` is a
 comma-separated list of agent specs, one per bot seat; if it is shorter, its last spec fills the
-remaining seats. A spec is anything ``agents.registry`` resolves (``--help`` lists them): a
-registered name such as ``heuristic`` or ``search:N``, or a path (an exported bot's folder, a run
-folder holding ``policy.npz``, a policy file). Every spec is checked before the deal. ``--rules``
+remaining seats; an empty list or an empty spec between commas is refused. A spec is anything
+``agents.registry`` resolves (``--help`` lists them): a registered name such as ``heuristic`` or
+``search:N``, or a path (an exported bot's folder, a run folder holding ``policy.npz``, a policy
+file). Every spec is checked before the deal. An SB3 checkpoint (``.zip``) is a pickle, which can
+run code when loaded: it is refused unless ``--trust-pickle`` is given, for files you trust
+(``.npz`` weights and exported bots are safe from anyone). ``--rules``
 picks a preset, ``--seed`` makes the deal and the bots repeatable (without one a seed is drawn and
 printed), ``--round`` plays a single round instead of a full game.
 
@@ -25,7 +28,9 @@ Moves, one per line (upper or lower case; cards as ``5H``, ``10H`` or ``TH``, ``
 ============================  ===============================================================
 
 A move that cannot be read or is not legal is refused with the reason and changes nothing; the
-prompt repeats. The prompt ``your move>`` ends its line (and is flushed) when stdin or stdout is
+prompt repeats. So is a line longer than ``MAX_LINE`` characters (the rest of it is skipped) and
+one holding bytes that are not text in the input's encoding (the command line reads them
+without failing: ``errors="surrogateescape"``). The prompt ``your move>`` ends its line (and is flushed) when stdin or stdout is
 not a terminal, so another program can drive the game line by line. The game ends when it is
 over, on ``quit``, or at the end of input (EOF), always with exit status 0 (130 on Ctrl-C); a bad
 option or bot spec exits with status 2 and one line naming the problem, before any card is dealt.
@@ -62,6 +67,7 @@ DECK_WORDS = ("deck", "d")
 QUIT_WORDS = ("quit", "exit")
 HELP_WORDS = ("help", "h", "?")
 MOVES_WORDS = ("moves", "m")
+MAX_LINE = 1_000  # characters in a line of input; a move needs a few dozen
 
 HELP = """\
 Moves:  yaniv                call Yaniv (hand total at most {threshold})
@@ -156,6 +162,11 @@ def _resolve_joker(card: int, cards: Sequence[int]) -> int:
     return card
 
 
+def _undecodable(line: str) -> bool:
+    """Whether ``line`` holds bytes its stream could not decode (``errors="surrogateescape"``)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in line)
+
+
 def _drawable_text(game: Game) -> str:
     drawable = cards_str(game.top.drawable)
     return f"may draw: {drawable} or the deck" if drawable else "may draw: the deck only"
@@ -166,14 +177,25 @@ def _drawable_text(game: Game) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
-def bot_specs(bots: str | Sequence[str], players: int) -> list[str]:
+def bot_specs(bots: str | Sequence[str], players: int, *, trust_pickle: bool = False) -> list[str]:
     """One checked agent spec per bot seat, in seat order, each as ``NAME[:ARGUMENT]`` (a path as the
-    spec it stands for: ``agents.registry.path_spec``); ValueError naming a bad spec.
+    spec it stands for: ``agents.registry.path_spec``); ValueError naming a bad spec, an empty one,
+    or a pickle-based checkpoint without ``trust_pickle``.
 
     A shorter list is filled with its last spec.
     """
-    specs = [s.strip() for s in (bots.split(",") if isinstance(bots, str) else bots)]
-    specs = [s for s in specs if s] or [DEFAULT_BOT]
+    if isinstance(bots, str):
+        specs = [s.strip() for s in bots.split(",")]
+    elif isinstance(bots, Sequence) and all(isinstance(s, str) for s in bots):
+        specs = [s.strip() for s in bots]
+    else:
+        raise ValueError(f"--bots must be agent specs (text), got {bots!r}")
+    if not any(specs):
+        raise ValueError(f"--bots is empty ({bots!r}): name one or more agent specs, separated by commas, "
+                         f"e.g. {DEFAULT_BOT}")
+    if not all(specs):
+        raise ValueError(f"--bots {bots!r} holds an empty spec (number {specs.index('') + 1} of {len(specs)}): "
+                         "name one agent spec per bot seat, separated by single commas")
     seats = players - 1
     if len(specs) > seats:
         raise ValueError(f"{len(specs)} bots given ({', '.join(specs)}) for {seats} bot seat(s)")
@@ -181,15 +203,15 @@ def bot_specs(bots: str | Sequence[str], players: int) -> list[str]:
     resolved = []
     for spec in specs:
         try:
-            resolved.append(parse_spec(spec).canonical)
+            resolved.append(parse_spec(spec, trust_pickle=trust_pickle).canonical)
         except ValueError as error:
             raise ValueError(f"bad bot spec {spec!r}: {error}") from None
     return resolved
 
 
-def _label(spec: str) -> str:
+def _label(spec: str, trust_pickle: bool = False) -> str:
     """A bot's name at the table: a path argument shortened to its last part."""
-    checked = parse_spec(spec)
+    checked = parse_spec(spec, trust_pickle=trust_pickle)
     if isinstance(checked.value, Path) and checked.argument:
         return f"{checked.name}:{Path(checked.argument).name}"
     return spec
@@ -210,11 +232,13 @@ def play(
     *,
     seat: int = 0,
     single_round: bool = False,
+    trust_pickle: bool = False,
 ) -> Game:
     """Play one game, a person at ``seat`` (moves read from ``stdin``) against bots; returns the Game.
 
     The game is over unless the person quit or the input ended. ``SetupError`` (a ValueError),
-    before anything is printed, for a bad player count, seat, rules preset or bot spec.
+    before anything is printed, for a bad player count, seat, rules preset or bot spec (a
+    pickle-based checkpoint is one unless ``trust_pickle``: it can run code when loaded).
     """
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -227,15 +251,17 @@ def play(
         if type(seat) is not int or not 0 <= seat < players:
             raise ValueError(f"--seat must be a seat from 0 to {players - 1}, got {seat!r}")
         game = Game(players, rules, seed=seed, single_round=single_round)
-        specs = iter(bot_specs(bots, players))
+        if type(trust_pickle) is not bool:
+            raise ValueError(f"trust_pickle must be True or False, got {trust_pickle!r}")
+        specs = iter(bot_specs(bots, players, trust_pickle=trust_pickle))
         seeds = np.random.SeedSequence(seed).spawn(players)  # the deal and each seat: independent streams
         agents: dict[int, Agent] = {}
         labels = {seat: "you"}
         for q in range(players):
             if q != seat:
                 spec = next(specs)
-                agents[q] = make_agent(spec, seed=int(seeds[q].generate_state(1)[0]))
-                labels[q] = _label(spec)
+                agents[q] = make_agent(spec, seed=int(seeds[q].generate_state(1)[0]), trust_pickle=trust_pickle)
+                labels[q] = _label(spec, trust_pickle)
     except ValueError as error:
         raise SetupError(str(error)) from None
 
@@ -246,6 +272,22 @@ def play(
         stdout.flush()
 
     def ask() -> str | None:
+        """The next line of input (None at its end); a line that is too long or not text is
+        refused here, and asked again."""
+        while True:
+            try:
+                line = read_line()
+            except UnicodeDecodeError:  # a stream that decodes strictly (the command line's does not)
+                line = "\udcff"
+            if line is None or (len(line) <= MAX_LINE and not _undecodable(line)):
+                return line
+            if len(line) > MAX_LINE:
+                say(f"  refused: the line is longer than {MAX_LINE} characters")
+            else:
+                encoding = str(getattr(stdin, "encoding", None) or "the input's encoding").upper()
+                say(f"  refused: the line holds bytes that are not {encoding} text")
+
+    def read_line() -> str | None:
         if tty and stdin is sys.stdin and stdout is sys.stdout:
             try:
                 return input(PROMPT)
@@ -253,7 +295,12 @@ def play(
                 return None
         stdout.write(PROMPT if tty else PROMPT + "\n")
         stdout.flush()
-        line = stdin.readline()
+        line = stdin.readline(MAX_LINE + 1)
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            while True:  # skip the rest of the overlong line, a bounded piece at a time
+                rest = stdin.readline(MAX_LINE)
+                if not rest or rest.endswith("\n"):
+                    break
         return line if line else None
 
     def name(q: int) -> str:
@@ -377,6 +424,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rules", default="default", help=f"rules preset: {', '.join(PRESETS)} (default: default)")
     parser.add_argument("--seed", type=int, default=None, help="seed for the deal and the bots (default: drawn)")
     parser.add_argument("--round", action="store_true", help="play a single round instead of a full game")
+    parser.add_argument("--trust-pickle", action="store_true",
+                        help="load SB3 checkpoints (.zip, pickles that can run code): only files you trust")
     return parser.parse_args(argv)
 
 
@@ -384,8 +433,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if hasattr(sys.stdout, "reconfigure"):  # a terminal without the suit symbols gets "?" rather than a crash
         sys.stdout.reconfigure(errors="replace")
+    if hasattr(sys.stdin, "reconfigure"):  # bytes that are not text: refused by the game, not a crash
+        sys.stdin.reconfigure(errors="surrogateescape")
     try:
-        play(args.players, args.bots, args.rules, args.seed, seat=args.seat, single_round=args.round)
+        play(args.players, args.bots, args.rules, args.seed, seat=args.seat, single_round=args.round,
+             trust_pickle=args.trust_pickle)
     except SetupError as error:
         print(f"{PROG}: error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2

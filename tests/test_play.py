@@ -190,7 +190,6 @@ def _slams(game: Game, move) -> bool:
 
 def test_bot_specs_fill_seats_and_read_paths_as_policies(tmp_path: Path) -> None:
     assert bot_specs("search:5,greedy", 5) == ["search:5", "greedy", "greedy", "greedy"]
-    assert bot_specs("", 3) == ["heuristic", "heuristic"]
     policy = tmp_path / "policy.npz"
     policy.write_bytes(b"")
     assert bot_specs([str(policy)], 2) == [f"ppo:{policy}"]
@@ -225,3 +224,58 @@ def test_eof_and_quit_end_cleanly(monkeypatch: pytest.MonkeyPatch, capsys: pytes
     assert "End of input" in out and "Winner" not in out and out.count(PROMPT) == 1
     game = play(2, "random", "default", 1, io.StringIO("quit\n"), io.StringIO())
     assert not game.is_over and game.turn == 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Hostile and careless input (issue 18)
+# ----------------------------------------------------------------------------------------------
+
+
+def run_play(*args: str, stdin: bytes) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    return subprocess.run([sys.executable, "-m", "agents.play", *args], cwd=ROOT, env=env, input=stdin,
+                          capture_output=True, timeout=60)
+
+
+def test_bytes_that_are_not_utf8_get_a_message_and_the_game_goes_on() -> None:
+    seed, game, pair = first_game_with_a_pair()
+    good = " ".join(card_text(c) for c in pair) + " deck"
+    proc = run_play("--bots", "greedy", "--seed", str(seed), stdin=b"\xff\xfe 5H\n" + good.encode() + b"\n\xc3\n")
+    out = proc.stdout.decode("utf-8")
+    assert proc.returncode == 0, proc.stderr.decode()
+    refusals = [line for line in out.splitlines() if "refused" in line]
+    assert len(refusals) == 2 and all("UTF-8" in line for line in refusals), out
+    assert "You threw" in out and "End of input" in out and proc.stderr == b""
+
+
+def test_an_overlong_line_is_refused_and_the_game_goes_on() -> None:
+    proc = run_play("--bots", "greedy", "--seed", "1", stdin=b"5H " * 100_000 + b"\nquit\n")
+    out = proc.stdout.decode("utf-8")
+    assert proc.returncode == 0 and "refused: the line is longer than" in out and "You left the game" in out
+
+
+@pytest.mark.parametrize("bots", ["", ",,,", " , ", "random,,greedy"])
+def test_empty_bot_specs_are_refused_by_name(bots: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--players", "4", "--bots", bots, "--seed", "0"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--bots" in captured.err and "empty" in captured.err
+    assert captured.err.count("\n") == 1
+    with pytest.raises(ValueError, match="empty"):
+        bot_specs(bots, 4)
+
+
+def test_a_pickle_checkpoint_needs_the_trust_switch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sb3_contrib import MaskablePPO
+
+    from yaniv_env.gym_env import YanivGymEnv
+
+    path = tmp_path / "model.zip"
+    MaskablePPO("MlpPolicy", YanivGymEnv(num_players=2), policy_kwargs={"net_arch": [8]}, seed=0,
+                device="cpu").save(path)
+    with pytest.raises(SetupError, match="--trust-pickle"):
+        play(2, f"ppo:{path}", "default", 0, io.StringIO("quit\n"), io.StringIO())
+    assert main(["--bots", str(path), "--seed", "0"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "--trust-pickle" in captured.err and ".npz" in captured.err
+    game = play(2, f"ppo:{path}", "default", 0, io.StringIO("quit\n"), io.StringIO(), trust_pickle=True)
+    assert not game.is_over
