@@ -86,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out.strip():
         return fail("--out is empty: name the folder for the result files")
     out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        return fail(f"--out {out} exists and is not a folder")
+    try:
+        if out.exists() and not out.is_dir():
+            return fail(f"--out {out} exists and is not a folder")
+    except OSError as error:  # a name too long, a loop of links
+        return fail(f"--out {out}: {error.strerror or error}")
     existing = existing_results(out)
     if existing and not args.overwrite:
         return fail(f"--out {out} already holds results ({', '.join(existing)}): choose another folder, "

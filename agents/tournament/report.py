@@ -93,7 +93,10 @@ def table(result: TournamentResult) -> str:
 def existing_results(out_dir: str | os.PathLike[str]) -> list[str]:
     """The names of the result files ``out_dir`` already holds (none if it is not a folder)."""
     out = Path(out_dir)
-    return [name for name in RESULT_FILES.values() if out.is_dir() and (out / name).exists()]
+    try:
+        return [name for name in RESULT_FILES.values() if out.is_dir() and (out / name).exists()]
+    except OSError:  # a name too long, a loop of links: no results can be there
+        return []
 
 
 def prepare_folder(out_dir: str | os.PathLike[str]) -> Path:
@@ -103,11 +106,12 @@ def prepare_folder(out_dir: str | os.PathLike[str]) -> Path:
     out = Path(out_dir)
     if not os.fspath(out_dir).strip():
         raise ValueError("the output folder's name is empty")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"{out} exists and is not a folder")
-    created = [p for p in (out, *out.parents) if not p.exists()]
+    created: list[Path] = []
     probe = out / f".write-probe-{os.getpid()}"
     try:
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"{out} exists and is not a folder")
+        created = [p for p in (out, *out.parents) if not p.exists()]
         out.mkdir(parents=True, exist_ok=True)
         with probe.open("x") as f:
             f.write("probe\n")

@@ -271,17 +271,17 @@ def plan_tournament(
     if isinstance(agent_specs, (str, bytes)) or not isinstance(agent_specs, Sequence):
         raise ValueError(f"agents must be a list of agent names or agent objects, got {agent_specs!r}")
     specs = tuple(agent_specs)
-    if len(specs) < num_players:
-        raise ValueError(
-            f"{num_players} seats need at least {num_players} agents, got {len(specs)} "
-            f"({', '.join(map(str, specs)) or 'none'}); name an agent twice to seat two copies of it"
-        )
     for spec in specs:
         if isinstance(spec, str):
             if not spec.strip():
                 raise ValueError("an agent name is empty")
         elif not _is_agent(spec):
             raise ValueError(f"an agent must be a name or an object with act(view) and reset(seed), got {spec!r}")
+    if len(specs) < num_players:
+        raise ValueError(
+            f"{num_players} seats need at least {num_players} agents, got {len(specs)} "
+            f"({', '.join(map(str, specs)) or 'none'}); name an agent twice to seat two copies of it"
+        )
 
     # Seed, mode, game count.
     if type(seed) is not int or seed < 0:
