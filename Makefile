@@ -30,7 +30,7 @@ main: setup
 	if [ -f $(RUN)/state.json ]; then $(PY) train.py --resume $(RUN); \
 	else $(PY) train.py --config configs/default.yaml; fi
 	$(PY) evaluate.py --players 4 --agents ppo:$(RUN)/policy.npz heuristic greedy random \
-		--games 96 --seed 0 --max-turns 500 --out $(RUN)/tournament
+		--games 96 --seed 0 --max-turns 500 --out $(RUN)/tournament --overwrite
 
 bench: setup
 	$(PY) benchmarks/engine_speed.py
