@@ -1272,3 +1272,19 @@ def test_a_placed_run_keeps_its_order_through_views_samples_and_the_protocol():
     assert sample.top == rebuilt.top and sample.legal_draws() == g.legal_draws()
     move = move_from_json({"action": "discard", "cards": ["JK1", "5H", "6H"], "draw": "deck"}, PLACED)
     assert move.cards == C("JK1 5H 6H")
+
+
+def test_a_view_is_kept_for_its_state_only():
+    """Game.view keeps the views of one state (the environment's observation and step share one);
+    a move, even an illegal one, drops them, and a copy starts without them."""
+    g = position(["AC 2C 9D", "KD QD"], top="5S")
+    assert g.view(0) is g.view(0) and g.view(0) is not g.view(1)
+    before = g.view(0)
+    with pytest.raises(ValueError):
+        g.apply(Move.discard(C("KD"), DECK))
+    assert g.view(0) == before and g.view(0) is not before
+    g.apply(Move.discard(C("9D"), DECK))
+    assert g.view(0).hand != before.hand and g.view(0).legal_moves == ()
+    assert g.copy().view(1) == g.view(1) and g.copy().view(1) is not g.view(1)
+    with pytest.raises(ValueError, match="player must be a seat"):
+        g.view(True)

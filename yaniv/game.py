@@ -223,7 +223,7 @@ class Game:
         "rules", "num_players", "single_round", "rng",
         "hands", "totals", "deck", "pile", "known", "scores", "alive",
         "current", "phase", "pending", "starter", "turn", "round_number",
-        "events", "pools", "results", "winners", "_discards",
+        "events", "pools", "results", "winners", "_discards", "_views",
     )
 
     def __init__(
@@ -395,11 +395,17 @@ class Game:
         return moves
 
     def view(self, player: int) -> PlayerView:
-        """What ``player`` may know: its own hand, and the public information."""
-        if not 0 <= player < self.num_players:
+        """What ``player`` may know: its own hand, and the public information.
+
+        A view is immutable and the state changes only through ``apply``, so the views of one state
+        are kept until the next move: the environment's observation and its step share one."""
+        if type(player) is not int or not 0 <= player < self.num_players:
             raise ValueError(f"player must be a seat from 0 to {self.num_players - 1}, got {player!r}")
+        view = self._views.get(player)
+        if view is not None:
+            return view
         to_move = player == self.current and self.phase != OVER
-        return PlayerView(
+        view = self._views[player] = PlayerView(
             player=player,
             rules=self.rules,
             phase=self.phase,
@@ -418,6 +424,7 @@ class Game:
             round_number=self.round_number,
             legal_moves=tuple(self.legal_moves()) if to_move else (),
         )
+        return view
 
     # ------------------------------------------------------------------------------------------
     # The transition
@@ -431,6 +438,7 @@ class Game:
         carries no cards and no draw.
         """
         kind, cards, draw = _check_move(move, len(self.hands[self.current]))
+        self._views = {}  # the views of this state (see ``view``); an illegal move only costs them
         if self.phase == OVER:
             raise ValueError("the game is over; no move can be played")
         if self.phase == SLAMDOWN_PHASE:
@@ -679,6 +687,7 @@ class Game:
         self.pending = None
         self.turn = 0
         self._discards = None
+        self._views: dict[int, PlayerView] = {}
 
     def copy(self) -> "Game":
         """An independent copy, random generator included (it plays out the same future)."""
@@ -707,6 +716,7 @@ class Game:
         g.results = self.results.copy()
         g.winners = self.winners
         g._discards = self._discards
+        g._views = {}
         return g
 
     def sample_hidden(self, player: int, rng: np.random.Generator) -> "Game":
@@ -832,6 +842,7 @@ class Game:
         g.results = []
         g.winners = ()
         g._discards = None
+        g._views = {}
         return g
 
     def __repr__(self) -> str:

@@ -390,9 +390,11 @@ class Observer:
         hand = view.hand
         if hand != self._subsets_hand:
             slot = {c: 1 << i for i, c in enumerate(hand)}
-            self._subsets = [
-                (sum(map(slot.__getitem__, d)), sum(map(POINTS.__getitem__, d))) for d in legal_discards(hand, self.rules)
-            ]
+            if view.legal_moves and view.phase == PLAY:  # the engine has them already, in its legal moves
+                discards = list(dict.fromkeys(m.cards for m in view.legal_moves if m.kind == DISCARD))
+            else:
+                discards = legal_discards(hand, self.rules)
+            self._subsets = [(sum(map(slot.__getitem__, d)), sum(map(POINTS.__getitem__, d))) for d in discards]
             self._subsets_hand = hand
         return self._subsets
 
