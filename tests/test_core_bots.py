@@ -61,17 +61,19 @@ def _heuristic_mover():
     return lambda game: agent.act(game.view(game.current))
 
 
-@lru_cache(maxsize=None)
-def _positions(per_table: int, seed: int, stride: int = 10) -> tuple[tuple[str, int, Game], ...]:
+def _each_position(per_table: int, seed: int, stride: int):
     """(rule set, players, game) for ``per_table`` random-play and as many heuristic-play positions
     per table, every ``stride``-th position of heuristic play (every 5th of random play)."""
-    out = []
     for name, rules, n in tables():
         for game in _spread(rules, n, per_table, 5, seed + n):
-            out.append((name, n, game))
+            yield name, n, game
         for game in _spread(rules, n, per_table, stride, seed + 100 + n, mover=_heuristic_mover()):
-            out.append((name, n, game))
-    return tuple(out)
+            yield name, n, game
+
+
+@lru_cache(maxsize=None)
+def _positions(per_table: int, seed: int, stride: int = 10) -> tuple[tuple[str, int, Game], ...]:
+    return tuple(_each_position(per_table, seed, stride))
 
 
 def _set_ordered_view(view, row):
@@ -275,25 +277,30 @@ def _decide_all(rows, params, buf):
 def test_long_sweep():
     """Over 100,000 positions over every table: the moves, the set-order count, and the speed."""
     per_table = 100_000 // (2 * len(tables())) + 1
-    games = _positions(per_table, 1000, 4)
-    assert len(games) >= 100_000
     greedy = GreedyAgent()
     buf = np.zeros(B.SCRATCH, dtype=np.int64)
     tallies = {label: Tally() for label in SETTINGS}
     agents = {label: HeuristicAgent(**s) for label, s in SETTINGS.items()}
     params = {label: B.heuristic_params(**s) for label, s in SETTINGS.items()}
-    for name, n, game in games:
+    rows = []  # every 5th position's row, for the speed figure
+    count = 0
+    for name, n, game in _each_position(per_table, 1000, 4):
         view = game.view(game.current)
         table = action_table(game.rules.hand_size)
-        assert B.greedy_action(L.from_game(game), buf) == table.to_action(greedy.act(view), view), (name, n)
+        row = L.from_game(game)
+        assert B.greedy_action(row, buf) == table.to_action(greedy.act(view), view), (name, n)
         for label, tally in tallies.items():
             tally.check(agents[label], params[label], game, buf, f"{label} {name} {n}p turn {game.turn}")
+        if count % 5 == 0:
+            rows.append(row)
+        count += 1
+    assert count >= 100_000
     for label, tally in tallies.items():
         print(f"\n{label}: {tally.positions} positions, {tally.set_order} moves differ by the set order "
               f"({1e5 * tally.set_order / tally.positions:.1f} per 10^5)")
         for line in tally.examples:
             print("   ", line)
-    rows = np.stack([L.from_game(game) for _, _, game in games[:20_000]])
+    rows = np.stack(rows)
     for label in ("default", "careful_scores"):
         _decide_all(rows[:10], params[label], buf)
         start = time.process_time()

@@ -157,6 +157,15 @@ _RANK_POINTS: Final = np.array([min(r + 1, 10) for r in range(NUM_RANKS)], dtype
 # Per rank: the bit mask of the ranks next to it (a run without jokers holds one of them).
 _NEIGHBOURS: Final = np.array([sum(1 << x for x in (r - 1, r + 1) if 0 <= x < NUM_RANKS) for r in range(NUM_RANKS)],
                               dtype=np.int64)
+# Per natural card: the bit mask of the cards that make a set or a run with it without a joker (its
+# rank in the other suits, its suit at the ranks next to it).
+_NEAR: Final = np.array([sum(1 << d for d in range(NUM_STANDARD) if d != c and (RANK[d] == RANK[c] or (
+    SUIT[d] == SUIT[c] and abs(RANK[d] - RANK[c]) == 1))) for c in range(NUM_STANDARD)], dtype=np.int64)
+# De Bruijn table: the index of a single set bit b of a uint64 is _BIT_INDEX[(b * _DE_BRUIJN) >> 58].
+_DE_BRUIJN: Final = 0x03F79D71B4CB0A89
+_BIT_INDEX: Final = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _BIT_INDEX[((1 << _i) * _DE_BRUIJN & (2**64 - 1)) >> 58] = _i
 _END_STAY: Final = np.array([1.0 - ROUND_END_CHANCE.get(size, ROUND_END_CHANCE_OTHERWISE) for size in range(16)])
 _NO_END_STAY: Final = 1.0 - ROUND_END_CHANCE_OTHERWISE
 assert max(ROUND_END_CHANCE) < len(_END_STAY)
@@ -297,6 +306,13 @@ def _hand_shape(cards, n):
 
 
 @njit(cache=True)
+def _relief_with_joker(s, cards, n, high, suits, ranks, jokers, g1, gm):
+    """``relief`` of ``cards[:n]`` (of the shape ``_hand_shape`` gave) and a joker."""
+    combo = _best_combo(s, cards, n, suits, ranks, jokers + 1) if n >= 1 else 0
+    return _relief(n + 1, high, combo, g1, gm)
+
+
+@njit(cache=True)
 def _hand_value(s, cards, n, g1, gm):
     """``agents.baselines.heuristic._hand_value``: total minus relief."""
     total, high, suits, ranks, jokers = _hand_shape(cards, n)
@@ -310,9 +326,8 @@ def _hand_value(s, cards, n, g1, gm):
 
 
 @njit(cache=True)
-def unseen_cards(s, me, buf):
-    """``PlayerView.unseen_cards`` of seat ``me``: writes them in id order at ``buf[_UNSEEN_AT:]``,
-    their count per value 0..10 at ``buf[_COUNTS_AT:]``; returns (how many, their points)."""
+def _unseen(s, me, buf):
+    """``unseen_cards``, the bit mask (bit c for card c) of the unseen natural cards, and how many."""
     seen = 0
     base = HAND + me * HAND_ROOM
     for i in range(s[HAND_LEN + me]):
@@ -323,6 +338,8 @@ def unseen_cards(s, me, buf):
         buf[_COUNTS_AT + v] = 0
     n = 0
     points = 0
+    naturals = 0
+    n_naturals = 0
     for c in range(NUM_STANDARD + s[R_JOKERS]):
         if seen >> c & 1 or s[DEAD + c] or (s[KNOWN + c] >= 0 and s[KNOWN + c] != me):
             continue
@@ -331,6 +348,17 @@ def unseen_cards(s, me, buf):
         p = CARD_POINTS[c]
         points += p
         buf[_COUNTS_AT + p] += 1
+        if c < NUM_STANDARD:
+            naturals |= 1 << c
+            n_naturals += 1
+    return n, points, naturals, n_naturals
+
+
+@njit(cache=True)
+def unseen_cards(s, me, buf):
+    """``PlayerView.unseen_cards`` of seat ``me``: writes them in id order at ``buf[_UNSEEN_AT:]``,
+    their count per value 0..10 at ``buf[_COUNTS_AT:]``; returns (how many, their points)."""
+    n, points, _, _ = _unseen(s, me, buf)
     return n, points
 
 
@@ -688,9 +716,17 @@ def _feed_gain(s, me, slots, known, n_known, mean, group):
     return gain
 
 
+@njit(cache=True, inline="always")
+def _lowest_bit(x):
+    """The index of the lowest set bit of ``x`` (not 0)."""
+    low = np.uint64(x & -x)
+    return _BIT_INDEX[np.int64((low * np.uint64(_DE_BRUIJN)) >> np.uint64(58))]
+
+
 @njit(cache=True)
-def _deck_value(s, kept, nk, total, relief, suits, ranks, jokers, buf, n_unseen, g1, gm):
-    """``HeuristicAgent._deck_value``: the mean of V(kept + c) over the unseen cards c."""
+def _deck_value(s, kept, nk, total, high, relief, suits, ranks, jokers, buf, n_unseen, naturals, n_naturals, g1, gm):
+    """``HeuristicAgent._deck_value``: the mean of V(kept + c) over the unseen cards c (``naturals``:
+    the bit mask of the unseen natural cards, ``n_naturals`` how many)."""
     if n_unseen == 0:
         return total - relief + 6.0
     acc = 0.0
@@ -699,24 +735,19 @@ def _deck_value(s, kept, nk, total, relief, suits, ranks, jokers, buf, n_unseen,
         if n:
             single = g1 * v
             acc += n * (v - (single if single > relief else relief))
-    for i in range(n_unseen):
-        c = buf[_UNSEEN_AT + i]
-        if c >= NUM_STANDARD:
-            # a joker may combine with anything: relief(kept + [joker]) in full
-            single = g1 * CARD_POINTS[c]
-            best = single if single > relief else relief
-            kept[nk] = c
-            t2, high2, suits2, ranks2, jokers2 = _hand_shape(kept, nk + 1)
-            combo = _best_combo(s, kept, nk + 1, suits2, ranks2, jokers2) if nk + 1 >= 2 else 0
-            acc += best - _relief(nk + 1, high2, combo, g1, gm)
-            continue
+    # the unseen naturals that make a set or run with the kept cards, in id order: with a kept
+    # joker any of them may, without one only those next to a kept natural (_NEAR)
+    candidates = naturals
+    if not jokers:
+        near = 0
+        for i in range(nk):
+            near |= _NEAR[kept[i]]
+        candidates &= near
+    while candidates:
+        c = _lowest_bit(candidates)
+        candidates &= candidates - 1
         r = CARD_RANK[c]
-        su = CARD_SUIT[c]
-        same = _rank_count(ranks, r)
-        others = _suit_mask(suits, su)
-        if not (jokers or same or others & _NEIGHBOURS[r]):
-            continue
-        pts = combo_points(s, r, others, same, jokers)
+        pts = combo_points(s, r, _suit_mask(suits, CARD_SUIT[c]), _rank_count(ranks, r), jokers)
         if pts:
             single = g1 * CARD_POINTS[c]
             if relief > single:
@@ -724,6 +755,13 @@ def _deck_value(s, kept, nk, total, relief, suits, ranks, jokers, buf, n_unseen,
             combo_v = gm * pts
             if combo_v > single:
                 acc += single - combo_v
+    if n_unseen > n_naturals:
+        # a joker may combine with anything: relief(kept + [joker]) in full (the same for either joker)
+        single = g1 * 0
+        best = single if single > relief else relief
+        joker_value = best - _relief_with_joker(s, kept, nk, high, suits, ranks, jokers, g1, gm)
+        for _ in range(n_unseen - n_naturals):
+            acc += joker_value
     return total + acc / n_unseen
 
 
@@ -738,7 +776,7 @@ def _rank_core(s, params, buf, out_actions, out_scores, store):
     g1, gm = _gammas(s, params, me)
     base = HAND + me * HAND_ROOM
     hand_len = s[HAND_LEN + me]
-    n_unseen, unseen_points = unseen_cards(s, me, buf)
+    n_unseen, unseen_points, naturals, n_naturals = _unseen(s, me, buf)
     mean = unseen_points / n_unseen if n_unseen else 6.0
     nxt = next_seat(s, me)
     size_next = s[HAND_LEN + nxt]
@@ -772,7 +810,7 @@ def _rank_core(s, params, buf, out_actions, out_scores, store):
         at = (slots - 1) * DRAW_SOURCES
         for src in range(first_src, n_draw + 1):
             if src == 0:
-                value = _deck_value(s, kept, nk, total, relief, suits, ranks, jokers, buf, n_unseen, g1, gm)
+                value = _deck_value(s, kept, nk, total, high, relief, suits, ranks, jokers, buf, n_unseen, naturals, n_naturals, g1, gm)
                 if scale != 0.0 and n_unseen:
                     acc = 0.0
                     for v in range(MAX_POINTS + 1):
@@ -787,10 +825,7 @@ def _rank_core(s, params, buf, out_actions, out_scores, store):
                 p = CARD_POINTS[card]
                 # relief(kept + [card]): _Kept.relief_with
                 if card >= NUM_STANDARD:
-                    kept[nk] = card
-                    t2, high2, suits2, ranks2, jokers2 = _hand_shape(kept, nk + 1)
-                    combo2 = _best_combo(s, kept, nk + 1, suits2, ranks2, jokers2) if nk + 1 >= 2 else 0
-                    with_card = _relief(nk + 1, high2, combo2, g1, gm)
+                    with_card = _relief_with_joker(s, kept, nk, high, suits, ranks, jokers, g1, gm)
                 else:
                     with_card = g1 * p
                     if relief > with_card or relief == with_card:
