@@ -150,7 +150,7 @@ def test_the_observers_running_memos_never_go_stale(players, rules):
             reshuffles += any(e.kind == "reshuffle" for e in game.events[-1:])
             round_number = game.round_number
             env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
-            rounds += game.round_number != round_number
+            rounds += env.game.round_number != round_number  # env.game: brought up to date on access
     assert reshuffles > 0 and rounds > 0
 
 

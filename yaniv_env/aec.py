@@ -64,7 +64,7 @@ Version history
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from gymnasium import spaces
@@ -75,6 +75,9 @@ from yaniv.game import Game, RoundResult
 from yaniv.ranking import final_ranks
 from yaniv.render import describe_event, render_game
 from yaniv.rules import Rules, get_rules
+from yaniv_env.core import engine as core_engine
+from yaniv_env.core import mirror as core_mirror
+from yaniv_env.core.layout import MAX_DISCARDS, RES_CALLER
 from yaniv_env.encoding import LAYOUT_VERSION, Observer
 
 EPISODES = ("round", "game")
@@ -84,10 +87,14 @@ ROUND_REWARD_SCALE = 50.0
 
 def round_rewards(result: RoundResult, kind: str = "points") -> list[float]:
     """Each seat's reward for a finished round (see Rewards above); 0 for seats out of the game."""
-    points = result.points
+    return points_rewards(result.points, [q for q, hand in enumerate(result.hands) if hand], kind)
+
+
+def points_rewards(points: Sequence[int], dealt: Sequence[int], kind: str = "points") -> list[float]:
+    """``round_rewards`` from a round's points per seat and the seats dealt in it."""
     if kind == "points":
         return [-p / ROUND_REWARD_SCALE for p in points]
-    seats = [q for q, hand in enumerate(result.hands) if hand]  # the seats dealt in this round
+    seats = list(dealt)
     total = sum(points[q] for q in seats)
     out = [0.0] * len(points)
     for q in seats:
@@ -147,7 +154,21 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(self.table.size) for a in self.possible_agents}
         self._seeds = np.random.default_rng()
-        self.game: Game | None = None
+        self._mirror: core_mirror.Mirror | None = None
+        self._buf = np.zeros(MAX_DISCARDS, dtype=np.int64)
+
+    @property
+    def game(self) -> Game | None:
+        """The episode's game as a ``yaniv.Game`` (None before ``reset``): the core plays it, and this
+        brings the Python game up to date on each access (``yaniv_env.core.mirror``)."""
+        return None if self._mirror is None else self._mirror.game
+
+    @game.setter
+    def game(self, game: Game) -> None:
+        """Play on from ``game``'s position (a position set up by hand, for tests and lessons); its
+        later shuffles come from the core's generator, seeded from the env's seed stream."""
+        self._mirror = core_mirror.Mirror(game, int(self._seeds.integers(2**63)))
+        self._mirror.game  # noqa: B018 (handed in: kept up to date move by move)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -162,14 +183,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         if seed is not None:
             self._seeds = np.random.default_rng(seed)
         options = options or {}
-        self.game = Game(
+        seed = int(self._seeds.integers(2**63))
+        game = Game(
             self.num_players,
             self.rules,
-            seed=int(self._seeds.integers(2**63)),
+            seed=seed,
             single_round=self.episode == "round",
             scores=options.get("scores"),
             starter=options.get("starter", 0),
         )
+        self._mirror = core_mirror.Mirror(game, seed)
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -177,14 +200,24 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self.turns = 0
-        self.agent_selection = self.possible_agents[self.game.current]
+        self.agent_selection = self.possible_agents[self._mirror.current]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        view = self._view(agent)
-        return {"observation": self.observer.observe(view), "action_mask": self.observer.action_mask(view)}
+        seat = self._seat(agent)
+        obs = np.empty(self.observer.size, dtype=np.float32)
+        mask = np.empty(self.table.size, dtype=np.int8)
+        self._mirror.observe(seat, obs, mask)
+        return {"observation": obs, "action_mask": mask}
 
     def action_mask(self, agent: str) -> np.ndarray:
-        return self.observer.action_mask(self._view(agent))
+        return self._mask(self._seat(agent))
+
+    def _mask(self, seat: int) -> np.ndarray:
+        mask = np.zeros(self.table.size, dtype=np.int8)
+        mirror = self._mirror
+        if seat == mirror.current and not mirror.over:
+            core_engine.action_mask(mirror.row, mask, self._buf)
+        return mask
 
     def last(self, observe: bool = True) -> tuple:
         self._require_episode("last()")
@@ -196,50 +229,58 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         action = self.table.check(action)
-        game = self.game
-        try:
-            game.apply(self.table.to_move(action, game.view(game.current)))
-        except ValueError as error:
-            raise ValueError(f"illegal action {action} ({self.table.describe(action)}) for {agent}: {error}") from None
+        mirror = self._mirror
+        if mirror.apply(action) == core_engine.ILLEGAL:
+            raise ValueError(f"illegal action {action} ({self.table.describe(action)}) for {agent}: "
+                             f"{self.illegal_reason(action)}")
         self._cumulative_rewards[agent] = 0.0
         self.turns += 1
         for a in self.agents:
             self.rewards[a] = 0.0
-        if game.is_over:
+        if mirror.over:
             self._end_episode()
         elif self.max_turns is not None and self.turns >= self.max_turns:
             self.truncations = {a: True for a in self.agents}
-        self.agent_selection = self.possible_agents[game.current]
+        self.agent_selection = self.possible_agents[mirror.current]
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def _require_episode(self, call: str) -> None:
         """RuntimeError naming the call if no episode is under way (before reset, or once every agent is done)."""
-        if self.game is None:
+        if self._mirror is None:
             raise RuntimeError(f"{call} before reset(): call reset() first")
         if not self.agents:
             raise RuntimeError(f"{call} after the episode ended (every agent is done): call reset()")
 
-    def _view(self, agent: str):
-        if self.game is None:
+    def illegal_reason(self, action: int) -> str:
+        """Why the engine refuses ``action`` for the player to move (the Python engine's words)."""
+        game = self.game
+        try:
+            game.copy().apply(self.table.to_move(action, game.view(game.current)))
+        except ValueError as error:
+            return str(error)
+        return "the action mask forbids it"
+
+    def _seat(self, agent: str) -> int:
+        if self._mirror is None:
             raise RuntimeError("observe() before reset(): call reset() first")
         if agent not in self.agent_name_mapping:
             raise ValueError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}")
-        return self.game.view(self.agent_name_mapping[agent])
+        return self.agent_name_mapping[agent]
 
     def _end_episode(self) -> None:
-        game = self.game
-        result = game.results[-1]
+        row = self._mirror.row
         if self.episode == "round":
-            if result.caller is None:  # the rules' turn cap cut the round: no winner
+            if row[RES_CALLER] < 0:  # the rules' turn cap cut the round: no winner
                 self.truncations = {a: True for a in self.agents}
                 return
-            values = round_rewards(result, self.round_reward)
+            points, dealt = core_mirror.round_points(row)
+            values = points_rewards(points, dealt, self.round_reward)
             for a, seat in self.agent_name_mapping.items():
                 self.rewards[a] = values[seat]
         else:
-            for a, value in zip(self.possible_agents, rank_rewards(game)):
+            for a, value in zip(self.possible_agents, ranks_rewards(core_mirror.final_ranks(row))):
                 self.rewards[a] = value
         self.terminations = {a: True for a in self.agents}
 
@@ -261,8 +302,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
 def rank_rewards(game: Game) -> list[float]:
     """Game rewards by final rank (``yaniv.ranking.final_ranks``): rank r of n gets 1 - 2 r / (n - 1),
     tied seats sharing the mean of their ranks' rewards."""
-    ranks = final_ranks(game)
-    n = game.num_players
+    return ranks_rewards(final_ranks(game))
+
+
+def ranks_rewards(ranks: Sequence[int]) -> list[float]:
+    """``rank_rewards`` from the final ranks (``yaniv.ranking.final_ranks``)."""
+    n = len(ranks)
     values = [1 - 2 * r / (n - 1) for r in range(n)]
     rewards = []
     for rank in ranks:

@@ -126,7 +126,7 @@ class YanivGymEnv(gym.Env):
         raise RuntimeError("1000 deals in a row ended before the learner's first turn")
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self.aec.game is None:
+        if self.aec._mirror is None:
             raise RuntimeError("step() before reset(): call reset() first")
         if self._done() or self.aec.agent_selection != self.learner:
             raise RuntimeError("step() called after the episode ended; call reset()")
@@ -136,7 +136,7 @@ class YanivGymEnv(gym.Env):
             if self.illegal_action == "raise":
                 raise ValueError(reason)
             self._ended = True
-            obs = self.aec.observer.observe(self.aec.game.view(self.seat))
+            obs = self.aec.observe(self.learner)["observation"]
             self._mask = np.zeros_like(self._mask)
             return obs, -1.0, True, False, {"action_mask": self._mask, "seat": self.seat, "illegal_action": reason}
         self.aec.step(action)
@@ -160,13 +160,7 @@ class YanivGymEnv(gym.Env):
         return self._ended or self.aec.terminations[self.learner] or self.aec.truncations[self.learner]
 
     def _illegal_reason(self, action: int) -> str:
-        table = self.aec.table
-        try:
-            game = self.aec.game
-            game.copy().apply(table.to_move(action, game.view(game.current)))
-        except ValueError as error:
-            return f"illegal action {action} ({table.describe(action)}): {error}"
-        return f"illegal action {action} ({table.describe(action)})"
+        return f"illegal action {action} ({self.aec.table.describe(action)}): {self.aec.illegal_reason(action)}"
 
     def _play_opponents(self) -> tuple[float, bool]:
         """Opponents move until the learner is to act or the episode ends; the learner's rewards meanwhile."""
@@ -188,7 +182,6 @@ class YanivGymEnv(gym.Env):
 
     def _observe(self, done: bool) -> tuple[np.ndarray, dict]:
         seat = self.seat
-        view = self.aec.game.view(seat)
-        obs = self.aec.observer.observe(view)
-        self._mask = self.aec.observer.action_mask(view)
-        return obs, {"action_mask": self._mask, "seat": seat}
+        obs = self.aec.observe(self.learner)
+        self._mask = obs["action_mask"]
+        return obs["observation"], {"action_mask": self._mask, "seat": seat}
