@@ -129,6 +129,21 @@ class NumpyPolicy:
         """The best legal action, or one sampled from the masked softmax when ``rng`` is given."""
         return pick_action(self.masked_logits(observation, mask), rng)
 
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+        """``act`` for a batch: one forward pass for (B, N) observations and (B, A) masks; the best legal
+        action of each row, or one sampled from its masked softmax (Gumbel-max, from ``rng``) when ``rng``
+        is given. What the vector environment calls for a snapshot's seats of all its games at once."""
+        if len(observations) == 0:
+            return np.zeros(0, dtype=np.int64)
+        legal = masks.astype(bool)
+        if not legal.any(axis=1).all():
+            raise ValueError(f"the action mask of row {int(np.flatnonzero(~legal.any(axis=1))[0])} allows no action")
+        logits = self.logits(observations).astype(np.float64)
+        if rng is not None:
+            u = np.maximum(rng.random(logits.shape), 1e-300)
+            logits = logits - np.log(-np.log(u))  # + Gumbel noise: argmax is a softmax sample
+        return np.argmax(np.where(legal, logits, -np.inf), axis=1)
+
     def save(self, path: str | Path) -> None:
         """Write the weights as .npz (no pickle), atomically."""
         path = Path(path)
