@@ -368,3 +368,46 @@ def test_the_cosine_schedule_falls_to_zero_over_the_passes_and_gives_the_rate_ba
     assert rates == pytest.approx([2e-3 * (1 + math.cos(math.pi * k / steps)) for k in range(steps)])
     assert all(a > b for a, b in zip(rates, rates[1:])) and rates[-1] < 4e-3 * 0.02
     assert optimizer.param_groups[0]["lr"] == pytest.approx(1e-3), "PPO gets its own rate back"
+
+
+def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
+    """The on-the-fly imitation data (``agents.training.teacher``): every action legal, the same
+    observations and labels the Python teacher gives on the same positions, each decision's return
+    the round reward that followed it, and the same chunks from the same seed."""
+    from agents.registry import make_agent
+    from agents.training.teacher import teacher_stream
+    from yaniv_env.core import layout as L
+
+    config = TrainConfig(players="2-3", round_reward="relative")
+    chunk = next(teacher_stream(config, "heuristic:call_risk=0.1,score_weight=2", 1.0, seed=4, games=8, chunk=600))
+    n = len(chunk["actions"])
+    assert n > 300 and chunk["masks"][np.arange(n), chunk["actions"]].all(), "every recorded action is legal"
+    again = next(teacher_stream(config, "heuristic:call_risk=0.1,score_weight=2", 1.0, seed=4, games=8, chunk=600))
+    assert all(np.array_equal(chunk[k], again[k]) for k in chunk), "the same seed gives the same chunk"
+    # Relative rewards are zero-sum per round: a round's returns (gamma 1) sum to zero over its seats.
+    assert abs(chunk["returns"].mean()) < 0.2 and (chunk["returns"] > 0).any() and (chunk["returns"] < 0).any()
+    # The labels are the Python heuristic's moves, the observations the reference's: one game side by side.
+    from core_support import SideBySide
+
+    from agents.training.teacher import HEURISTIC, _decide, compiled_teacher
+    from yaniv import Game
+    from yaniv.rules import PRESETS
+    from yaniv_env.core import bots, observe
+
+    teacher = make_agent("heuristic:call_risk=0.1,score_weight=2")
+    kind, params = compiled_teacher("heuristic:call_risk=0.1,score_weight=2")
+    assert kind == HEURISTIC
+    game = Game(3, PRESETS["default"], seed=9)
+    both = SideBySide(game, 9)
+    observer = encoding.Observer(PRESETS["default"], 3)
+    obs, mask = np.zeros((1, observer.size), np.float32), np.zeros((1, observer.table.size), np.int8)
+    label, seat = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    for _ in range(60):
+        if game.is_over:
+            break
+        _decide(both.row[None, :], both.r, np.ones(1, bool), kind, params, obs, mask, label, seat,
+                np.zeros(bots.SCRATCH, np.int64), observe.scratch(), np.zeros(bots.ACTION_ROOM, np.int64))
+        view = game.view(game.current)
+        assert np.array_equal(obs[0], observer.observe(view))
+        assert label[0] == observer.table.to_action(teacher.act(view), view)
+        both.apply(int(label[0]))

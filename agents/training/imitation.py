@@ -11,9 +11,15 @@ spec of ``agents.registry``) at every seat of full games, table sizes drawn from
 the scores, eliminations and starters are those of real play), and trains the model on them: the
 actor learns the bot's moves (masked cross-entropy), the critic the round returns that followed.
 With ``imitation_rounds > 1`` each further round is DAgger: the network plays about half the seats
-of new games while the bot still names the move it would make there; those decisions join the
-data and the model trains again on all of it. These decisions do not count in
-``total_timesteps``.
+of new games while the bot still names the move it would make there. These decisions do not count
+in ``total_timesteps``.
+
+Where the data comes from: a bot with a compiled form (random, greedy, the heuristic with any
+settings) plays on the compiled core, and every pass over the data (``imitation_epochs``) gets
+``imitation_samples`` fresh decisions, made on the fly and seen once (``agents.training.teacher``,
+``imitate_stream``); memory holds one chunk of them. Any other bot plays on the Python engine
+(``collect_imitation_data``), and each round's decisions join those of the earlier rounds in
+memory and the model trains on all of them (``imitate``).
 
 Why: a round's return is mostly decided by when the other players call, so from the learner's
 observation the critic explains little of its variance and PPO from scratch learns slowly, while
@@ -30,7 +36,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -169,11 +175,103 @@ def imitate(
     return stats
 
 
+def imitate_stream(
+    model: Any,
+    chunks: Iterator[dict[str, np.ndarray]],
+    samples: int,
+    epochs: int,
+    batch_size: int,
+    vf_coef: float,
+    seed: int,
+    learning_rate: float | None = None,
+    schedule: str = "constant",
+) -> dict[str, float]:
+    """``imitate`` on data made on the fly: ``epochs`` passes of ``samples`` fresh decisions each, drawn
+    from ``chunks`` (``agents.training.teacher.teacher_stream``), each decision seen once. Minibatches
+    come from one chunk at a time, shuffled within it. Returns the last pass's figures and the seconds
+    spent waiting for the data (``collect_seconds``)."""
+    import torch
+
+    policy = model.policy
+    saved_lr = [group["lr"] for group in policy.optimizer.param_groups]
+    if learning_rate is not None:
+        for group in policy.optimizer.param_groups:
+            group["lr"] = learning_rate
+    base_lr = [group["lr"] for group in policy.optimizer.param_groups]
+    policy.set_training_mode(True)
+    rng = np.random.default_rng(seed)
+    total = samples * epochs
+    steps, step, seen, waited = -(-total // batch_size), 0, 0, 0.0
+    totals, last_pass = np.zeros(3), max(0, total - samples)
+    while seen < total:
+        began = time.perf_counter()
+        chunk = next(chunks)
+        waited += time.perf_counter() - began
+        tensors = {k: torch.as_tensor(v) for k, v in chunk.items()}
+        order = torch.as_tensor(rng.permutation(len(chunk["actions"])))
+        for start in range(0, len(order), batch_size):
+            if seen >= total:
+                break
+            if schedule == "cosine":
+                for group, lr in zip(policy.optimizer.param_groups, base_lr):
+                    group["lr"] = lr * 0.5 * (1.0 + math.cos(math.pi * min(step, steps) / steps))
+            step += 1
+            idx = order[start : start + min(batch_size, total - seen)]
+            values, log_prob, _ = policy.evaluate_actions(
+                tensors["obs"][idx], tensors["actions"][idx], action_masks=tensors["masks"][idx]
+            )
+            policy_loss = -log_prob.mean()
+            value_loss = torch.nn.functional.mse_loss(values.flatten(), tensors["returns"][idx])
+            loss = policy_loss + vf_coef * value_loss
+            policy.optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), model.max_grad_norm)
+            policy.optimizer.step()
+            if seen >= last_pass:
+                with torch.no_grad():
+                    agree = (log_prob > np.log(0.5)).float().sum().item()
+                totals += (policy_loss.item() * len(idx), value_loss.item() * len(idx), agree)
+            seen += len(idx)
+    for group, lr in zip(policy.optimizer.param_groups, saved_lr):
+        group["lr"] = lr
+    policy.set_training_mode(False)
+    n = min(samples, total)
+    return {"policy_loss": totals[0] / n, "value_loss": totals[1] / n, "agreement": totals[2] / n,
+            "collect_seconds": waited}
+
+
 def imitation_stage(config: TrainConfig, model: Any) -> dict[str, float]:
-    """The whole head start of a new run: ``imitation_rounds`` rounds of collecting
-    ``imitation_samples`` decisions of ``imitation_bot`` (the first from the bot's own games, the
-    others by DAgger with the model as the student), each followed by training on all the data so
-    far. Returns the last round's figures, the decisions, rounds and seconds."""
+    """The whole head start of a new run: ``imitation_rounds`` rounds (the first on the bot's own
+    games, the others DAgger with the model as the student), each ``imitation_epochs`` passes of
+    ``imitation_samples`` decisions. A bot with a compiled form (``teacher.compiled_teacher``: random,
+    greedy, the heuristic) plays on the compiled core and each pass gets fresh decisions, made on
+    the fly (``teacher.teacher_stream``): memory holds one chunk. Any other bot plays on the Python
+    engine, and each round's decisions are kept and trained on with the earlier rounds' (DAgger's
+    aggregate). Returns the last round's figures, the decisions, rounds and seconds."""
+    from agents.training.teacher import compiled_teacher, teacher_stream
+
+    try:
+        compiled_teacher(config.imitation_bot)
+    except ValueError:
+        return _python_imitation_stage(config, model)
+    start = time.perf_counter()
+    stats: dict[str, float] = {}
+    collected = 0.0
+    for round_ in range(config.imitation_rounds):
+        student = NumpyPolicy.from_sb3(model) if round_ else None
+        stream = teacher_stream(config, config.imitation_bot, config.gamma, seed=config.seed * 1000 + 999 + round_,
+                                student=student)
+        stats = imitate_stream(model, stream, config.imitation_samples, config.imitation_epochs,
+                               config.imitation_batch_size, config.vf_coef, seed=config.seed + round_,
+                               learning_rate=config.imitation_learning_rate, schedule=config.imitation_schedule)
+        collected += stats.pop("collect_seconds")
+    stats.update(samples=config.imitation_samples * config.imitation_epochs * config.imitation_rounds,
+                 rounds=config.imitation_rounds, collect_seconds=collected, seconds=time.perf_counter() - start)
+    return stats
+
+
+def _python_imitation_stage(config: TrainConfig, model: Any) -> dict[str, float]:
+    """``imitation_stage`` for a bot without a compiled form: the data of every round held in memory."""
     start = time.perf_counter()
     collected = 0.0
     data: dict[str, np.ndarray] = {}  # every round's decisions, in one block allotted at the first round
