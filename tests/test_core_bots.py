@@ -236,6 +236,32 @@ def test_heuristic_matches_python(label):
     assert tally.set_order <= tally.positions // 200, tally.examples
 
 
+def test_heuristic_slamdown_matches_slamdown_choice():
+    """On the slamdown decisions of random play, over a grid of gammas, so that keeping the drawn
+    card wins in some positions."""
+    buf = np.zeros(B.SCRATCH, dtype=np.int64)
+    answers = set()
+    checked = 0
+    for name in ("slamdown", "wild_sets_ends", "run_jokers_slam"):
+        for n in (2, 3, 4):
+            for game in positions(RULE_SETS[name], n, 1500, seed=n):
+                if game.phase != "slamdown":
+                    continue
+                view = game.view(game.current)
+                table = action_table(game.rules.hand_size)
+                row = L.from_game(game)
+                for gamma in (0.0, 0.5, 0.8, 1.0, 1.5):
+                    for gamma_single in (0.0, 0.4, 0.8, 1.2):
+                        agent = HeuristicAgent(gamma=gamma, gamma_single=gamma_single)
+                        params = B.heuristic_params(gamma=gamma, gamma_single=gamma_single)
+                        want = table.to_action(agent.slamdown_choice(view), view)
+                        assert B.heuristic_slamdown(row, params, buf) == want, (name, n, gamma, gamma_single)
+                        answers.add(want - table.yaniv)
+                checked += 1
+    assert checked >= 200
+    assert answers == {1, 2}  # both slam and keep were chosen somewhere
+
+
 def test_heuristic_rank_is_rank_moves_to_the_float():
     buf = np.zeros(B.SCRATCH, dtype=np.int64)
     actions = np.zeros(B.ACTION_ROOM, dtype=np.int64)

@@ -657,6 +657,20 @@ def _score_cost(s, score, t, last, scale):
 
 
 @njit(cache=True)
+def _deck_score_term(s, score, total, last, scale, buf, n_unseen):
+    """``HeuristicAgent._score_term`` of a deck draw keeping ``total`` points: the mean cost over the
+    unseen cards (their count per value at ``buf[_COUNTS_AT:]``), summed by value as Python does."""
+    if n_unseen == 0:
+        return 0.0
+    acc = 0.0
+    for v in range(MAX_POINTS + 1):
+        n = buf[_COUNTS_AT + v]
+        if n:
+            acc += n * _score_cost(s, score, total + v, last, scale)
+    return acc / n_unseen
+
+
+@njit(cache=True)
 def _score_scale(s, params, me):
     """``score_weight * round_end_chance``, or 0.0 when ``_score_costs`` is None (no weight, or no
     total with a cost)."""
@@ -811,15 +825,8 @@ def _rank_core(s, params, buf, out_actions, out_scores, store):
         for src in range(first_src, n_draw + 1):
             if src == 0:
                 value = _deck_value(s, kept, nk, total, high, relief, suits, ranks, jokers, buf, n_unseen, naturals, n_naturals, g1, gm)
-                if scale != 0.0 and n_unseen:
-                    acc = 0.0
-                    for v in range(MAX_POINTS + 1):
-                        n = buf[_COUNTS_AT + v]
-                        if n:
-                            acc += n * _score_cost(s, score, total + v, last, scale)
-                    value += acc / n_unseen
-                elif scale != 0.0:
-                    value += 0.0
+                if scale != 0.0:
+                    value += _deck_score_term(s, score, total, last, scale, buf, n_unseen)
             else:
                 card = s[DRAWABLE + src - 1]
                 p = CARD_POINTS[card]
@@ -828,7 +835,7 @@ def _rank_core(s, params, buf, out_actions, out_scores, store):
                     with_card = _relief_with_joker(s, kept, nk, high, suits, ranks, jokers, g1, gm)
                 else:
                     with_card = g1 * p
-                    if relief > with_card or relief == with_card:
+                    if relief >= with_card:
                         with_card = relief
                     r = CARD_RANK[card]
                     pts = combo_points(s, r, _suit_mask(suits, CARD_SUIT[card]), _rank_count(ranks, r), jokers)
