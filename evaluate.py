@@ -14,7 +14,16 @@ calls per round, Assaf rates as caller and as Assafer, game length, time per mov
 head) and writes into ``--out``: results.json, results.csv, head_to_head.csv, ratings.png and
 head_to_head.png, all five or none. A folder that already holds any of them is refused unless
 ``--overwrite`` is given (other files in it are left alone). The same ``--seed`` gives the same
-results for any ``--workers``.
+results for any ``--workers`` (on the compiled core, a policy's near-tie may break otherwise:
+see ``agents/tournament/compiled.py``).
+
+``--engine`` says where the games are played. ``core``: the compiled core (``yaniv_env.core``),
+each worker's chunk of games as one batch, many times faster; it plays ``random``, ``greedy``,
+``heuristic[:K=V,...]``, ``search[:N]`` and the policies (``ppo:PATH``, ``onnx:DIR``, ``default``,
+a batched forward pass per step), and refuses, by name, an agent it cannot play. ``python``:
+``yaniv.Game`` and each agent's own ``act``, one game at a time. ``auto`` (the default): the core
+when it can play every agent, else Python. The two engines draw the cards from different
+generators, so one seed gives other games on each, with figures that agree in distribution.
 
 Every argument is checked before the first game: an unknown agent, a missing or corrupt
 checkpoint, a bad player or game count (at most 10,000,000) or rules preset, an ``--out`` that is
@@ -37,7 +46,7 @@ from pathlib import Path
 from agents.registry import specs_help
 from agents.tournament import MAX_GAMES, plan_tournament
 from agents.tournament.report import existing_results, prepare_folder
-from agents.tournament.schedule import MAX_WORKERS
+from agents.tournament.schedule import ENGINES, MAX_WORKERS
 from yaniv import PRESETS
 
 PROG = "evaluate.py"
@@ -65,6 +74,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "that never end a round (default: no cap)")
     parser.add_argument("--workers", type=int, default=None,
                         help=f"processes, 1 to {MAX_WORKERS} (default: every core)")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="where the games are played: core (the compiled core, batched; random, greedy, "
+                             "heuristic, search and policies only), python (any agent, one game at a time) or auto "
+                             "(core when every agent has a compiled form, else python) (default: auto)")
     parser.add_argument("--out", default="runs/eval", help="output folder (default: runs/eval)")
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the result files an existing --out holds (default: refuse)")
@@ -100,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         plan = plan_tournament(args.agents, num_players=args.players, games=args.games, seed=args.seed,
                                rules=args.rules, rounds=args.rounds, max_turns=args.max_turns,
-                               trust_pickle=args.trust_pickle)
+                               trust_pickle=args.trust_pickle, engine=args.engine)
     except ValueError as error:
         return fail(str(error))
     try:  # last, so that a refused argument leaves no folder behind

@@ -64,7 +64,7 @@ def test_the_same_tournament_gives_the_recorded_results(record, agents, players,
     from agents.tournament import plan_tournament
 
     plan = plan_tournament(agents, num_players=players, games=games, seed=seed, rules=rules, rounds=rounds,
-                           max_turns=500)
+                           max_turns=500, engine="python")
     result = plan.run(workers=1, progress=False).to_dict(include_timing=False)
     expected = json.loads((DATA / record).read_text())
     assert json.loads(json.dumps(result)) == expected

@@ -7,7 +7,8 @@ with onnxruntime alone.
 True
 
 ``ExportedPolicy`` has the interface of ``agents.policies.ppo.NumpyPolicy`` (``masked_logits``,
-``act``), so ``PPOAgent`` plays either. Loading checks everything before the first move, and
+``act``, and ``act_batch`` for a batch of observations), so ``PPOAgent`` and the tournament's
+batched games play either. Loading checks everything before the first move, and
 refuses with a ValueError naming the file and the field: ``bot.json``'s size, nesting and every
 field's type (read by ``yaniv.protocol.parse_json``), the format, the observation layout version (a
 bot trained on another layout is refused, not misread), the sizes against the hand size, the
@@ -148,3 +149,20 @@ class ExportedPolicy:
     def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """The best legal action, or one sampled from the masked softmax when ``rng`` is given."""
         return pick_action(self.masked_logits(observation, mask), rng)
+
+    def act_batch(
+        self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator | None = None
+    ) -> np.ndarray:
+        """``act`` for a batch, as ``NumpyPolicy.act_batch``: one model run for (B, N) observations and
+        (B, A) masks; each row's best legal action, or one sampled from its masked softmax (Gumbel-max,
+        from ``rng``) when ``rng`` is given. What the tournament calls on the compiled core."""
+        if len(observations) == 0:
+            return np.zeros(0, dtype=np.int64)
+        legal = np.asarray(masks).astype(bool)
+        if not legal.any(axis=1).all():
+            raise ValueError(f"the action mask of row {int(np.flatnonzero(~legal.any(axis=1))[0])} allows no action")
+        logits = self.masked_logits(np.asarray(observations).reshape(len(legal), -1), legal).astype(np.float64)
+        if rng is not None:
+            u = np.maximum(rng.random(logits.shape), 1e-300)
+            logits = logits - np.log(-np.log(u))  # + Gumbel noise: argmax is a softmax sample
+        return np.argmax(np.where(legal, logits, -np.inf), axis=1)

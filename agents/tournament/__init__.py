@@ -14,7 +14,10 @@ The modules, in the order a tournament goes through them:
 
 * ``schedule``: ``plan_tournament`` checks everything and builds each agent once; the plan's
   line-ups, seat rotations and duplicate deals; ``run`` plays the games in worker processes, one
-  ``GameRecord`` each (the same results for any number of processes);
+  ``GameRecord`` each (the same results for any number of processes), on the compiled core when
+  every agent has a compiled form (``engine="auto"``, the default), else in Python;
+* ``compiled``: the games on the compiled core, a chunk of them as one batch (compiled bots move
+  inside one numba call, policies answer in batched forward passes);
 * ``statistics``: a ``Tally`` reduces the records, one at a time in game order, to each agent's
   figures (``AgentStats``: win rate with its Wilson interval, margin, rating, ...) and head to
   head, in a ``TournamentResult`` (``from_records`` does it over a list);

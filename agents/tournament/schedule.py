@@ -32,6 +32,26 @@ results whatever the number of worker processes (timings aside).
 A game's outcome is a ``GameRecord``: per seat, its final place (``yaniv.ranking.final_ranks``),
 win share, points, calls and Assafs, moves and time to move.
 
+Engines
+-------
+The games are played on one of two engines, the same schedule and records on both:
+
+* ``"core"``: the compiled core (``yaniv_env.core``), a chunk of games as one batch
+  (``agents.tournament.compiled``). Only for agents with a compiled or batched form: ``random``,
+  ``greedy``, ``heuristic[:K=V,...]``, ``search[:N]``, and the policies ``ppo:PATH``, ``onnx:DIR``
+  and ``default`` (one forward pass for the batch's games that wait on them), and rules the core
+  plays (``yaniv_env.core.layout.check_rules``). Many times faster.
+* ``"python"``: ``yaniv.Game`` and each agent's ``act(view)``, one game at a time. Any agent,
+  agent objects included.
+
+``plan_tournament(..., engine="auto")`` (the default) picks the core when it can play the plan,
+else Python; ``engine="core"`` refuses, by name, an agent without a compiled form (or rules the
+core cannot play). The two engines draw their cards from different generators, so a seed gives
+other games on each; their figures agree in distribution. The plan's ``engine`` says which was
+chosen; ``describe()`` names it. On the core, a policy answers a batch at once, and another worker
+count gives other batches: a near-tie between two of its moves may then break the other way
+(``agents.tournament.compiled``).
+
 Bounds
 ------
 At most ``MAX_GAMES`` games and ``MAX_WORKERS`` processes; more is refused by name. The workers
@@ -70,7 +90,8 @@ MAX_COMBINATIONS = 100  # above this many line-ups, use the cyclic windows
 MAX_MOVES = 100_000  # per game; a longer game is an error (agents that never end a round)
 MAX_GAMES = 10_000_000  # per tournament
 MAX_WORKERS = 1024  # processes
-MAX_CHUNK = 256  # games a worker plays before handing back their records
+MAX_CHUNK = 256  # games a worker plays before handing back their records (on the core: one batch)
+ENGINES = ("auto", "core", "python")
 
 # Seed derivation tags: deal seeds and agent seeds come from distinct streams.
 _DEAL, _AGENT = 0, 1
@@ -156,6 +177,7 @@ class TournamentPlan:
     rounds: bool
     lineups: tuple[tuple[int, ...], ...]
     trust_pickle: bool = False  # the registry may load pickle-based checkpoints (the user trusts them)
+    engine: str = "python"  # where the games are played: "core" or "python" (see the module docstring)
 
     @property
     def cycle(self) -> int:
@@ -187,9 +209,11 @@ class TournamentPlan:
         rules = self.rules_name or self.rules.describe()
         if self.rules_name and self.rules.max_turns != PRESETS[self.rules_name].max_turns:
             rules += f", rounds capped at {self.rules.max_turns} turns"
+        engine = "the compiled core" if self.engine == "core" else "the Python engine"
         return (
             f"{self.games} {unit} of {self.num_players} players ({rules}): {self.deals} deal(s) x "
-            f"{len(self.lineups)} line-up(s) x {self.num_players} seat rotations; agents: {', '.join(self.labels)}"
+            f"{len(self.lineups)} line-up(s) x {self.num_players} seat rotations; agents: {', '.join(self.labels)}; "
+            f"on {engine}"
         )
 
     def run(self, workers: int | None = None, progress: bool = True, keep_records: bool = False) -> TournamentResult:
@@ -234,6 +258,7 @@ def plan_tournament(
     rounds: bool = False,
     max_turns: int | None = None,
     trust_pickle: bool = False,
+    engine: str = "auto",
 ) -> TournamentPlan:
     """Check every argument and build the agents once; ValueError naming the first problem.
 
@@ -245,7 +270,9 @@ def plan_tournament(
     round at that many turns (the rules' ``max_turns``: a capped round has no winner and no
     points), a guard against agents that may never end a round. ``trust_pickle`` lets the registry
     load pickle-based checkpoints (SB3 ``.zip``), which can run code: only for files you trust.
-    At most ``MAX_GAMES`` games.
+    ``engine``: ``"auto"`` (the compiled core when every agent has a compiled form, else Python),
+    ``"core"`` (refused, naming the agent, when one has none) or ``"python"``; see the module
+    docstring. At most ``MAX_GAMES`` games.
     """
     # Player count.
     if type(num_players) is not int or not MIN_PLAYERS <= num_players <= MAX_PLAYERS:
@@ -290,6 +317,8 @@ def plan_tournament(
         raise ValueError(f"rounds must be True or False, got {rounds!r}")
     if type(trust_pickle) is not bool:
         raise ValueError(f"trust_pickle must be True or False, got {trust_pickle!r}")
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     lineups = _lineups(len(specs), num_players)
     cycle = len(lineups) * num_players
     if type(games) is not int or games < 1:
@@ -322,9 +351,10 @@ def plan_tournament(
         if move not in probe.legal_moves:
             raise ValueError(f"agent {spec!r} chose an illegal move {move!r} on a sample deal")
 
+    labels = tuple(_labels(specs))
     return TournamentPlan(
         specs=specs,
-        labels=tuple(_labels(specs)),
+        labels=labels,
         num_players=num_players,
         games=games,
         seed=seed,
@@ -333,7 +363,36 @@ def plan_tournament(
         rounds=rounds,
         lineups=lineups,
         trust_pickle=trust_pickle,
+        engine=_choose_engine(engine, specs, labels, rules_obj, trust_pickle),
     )
+
+
+def _choose_engine(engine: str, specs: Sequence[str | Agent], labels: Sequence[str], rules: Rules,
+                   trust_pickle: bool) -> str:
+    """"core" or "python" for the requested ``engine`` (see the module docstring); ValueError naming
+    the agent (or the rule) when "core" is asked for and cannot be had."""
+    if engine == "python":
+        return engine
+    for spec, label in zip(specs, labels):
+        if not isinstance(spec, str):
+            if engine == "auto":
+                return "python"
+            raise ValueError(f"engine 'core': agent {label!r} is an agent object, which plays only on the Python "
+                             "engine (engine='python' or 'auto')")
+    from agents.tournament import compiled  # numba and the core: imported only when they may be used
+
+    for spec, label in zip(specs, labels):
+        if compiled.compiled_form(spec, trust_pickle) is None:
+            if engine == "auto":
+                return "python"
+            raise ValueError(f"engine 'core': agent {label!r} has no compiled form (the core plays "
+                             f"{', '.join(compiled.KIND_NAMES)}); use engine='python' or 'auto'")
+    problem = compiled.check_core_rules(rules)
+    if problem is not None:
+        if engine == "auto":
+            return "python"
+        raise ValueError(f"engine 'core' cannot play these rules: {problem}")
+    return "core"
 
 
 def run_tournament(
@@ -348,16 +407,17 @@ def run_tournament(
     max_turns: int | None = None,
     trust_pickle: bool = False,
     keep_records: bool = False,
+    engine: str = "auto",
 ) -> TournamentResult:
     """Check everything, then play ``games`` games (single rounds with ``rounds=True``).
 
     See the module docstring for the schedule. ``workers``: processes (None: every core; 1 plays
     in this process). The same ``seed`` gives the same result for any number of workers.
-    ``trust_pickle``: see ``plan_tournament``; ``keep_records``: see ``TournamentPlan.run``.
+    ``trust_pickle`` and ``engine``: see ``plan_tournament``; ``keep_records``: see ``TournamentPlan.run``.
     """
     workers = check_workers(workers)
     plan = plan_tournament(agent_specs, num_players, games, seed=seed, rules=rules, rounds=rounds, max_turns=max_turns,
-                           trust_pickle=trust_pickle)
+                           trust_pickle=trust_pickle, engine=engine)
     return plan.run(workers=workers, progress=progress, keep_records=keep_records)
 
 
@@ -377,6 +437,9 @@ class _Player:
         if index not in self.agents:
             self.agents[index] = _seat_agent(self.plan.specs[index], self.plan.trust_pickle)
         return self.agents[index]
+
+    def play_range(self, start: int, stop: int) -> list[GameRecord]:
+        return [self.play(i) for i in range(start, stop)]
 
     def play(self, index: int) -> GameRecord:
         plan = self.plan
@@ -447,19 +510,28 @@ def _record(
     )
 
 
-_WORKER: _Player | None = None
+def _player(plan: TournamentPlan) -> Any:
+    """The player of this process: ``play_range(start, stop)`` gives those games' records."""
+    if plan.engine == "core":
+        from agents.tournament.compiled import BatchPlayer
+
+        return BatchPlayer(plan)
+    return _Player(plan)
+
+
+_WORKER: Any = None
 
 
 def _init_worker(plan: TournamentPlan) -> None:
     global _WORKER
-    _WORKER = _Player(plan)
+    _WORKER = _player(plan)
     if "torch" in sys.modules:  # one thread per process: the processes are the parallelism
         sys.modules["torch"].set_num_threads(1)
 
 
 def _play_range(start: int, stop: int) -> list[GameRecord]:
     assert _WORKER is not None
-    return [_WORKER.play(i) for i in range(start, stop)]
+    return _WORKER.play_range(start, stop)
 
 
 def _play(plan: TournamentPlan, workers: int, progress: bool) -> Iterator[GameRecord]:
@@ -472,11 +544,13 @@ def _play(plan: TournamentPlan, workers: int, progress: bool) -> Iterator[GameRe
         return tqdm(total=total, unit="game", desc="tournament", disable=not progress, leave=False)
 
     if workers == 1 or total == 1:
-        player = _Player(plan)
+        player = _player(plan)
+        step = MAX_CHUNK if plan.engine == "core" else 1  # the core plays a chunk as one batch
         with bar() as progress_bar:
-            for i in range(total):
-                yield player.play(i)
-                progress_bar.update(1)
+            for start in range(0, total, step):
+                chunk = player.play_range(start, min(start + step, total))
+                yield from chunk
+                progress_bar.update(len(chunk))
         return
     # A few chunks per worker (the load stays balanced and the bar moves), each of at most MAX_CHUNK
     # games, and at most four per worker out at a time: the records of chunks that finish early

@@ -259,6 +259,9 @@ class TournamentResult:
         return sorted(self.agents, key=lambda s: (-s.mu, s.name))
 
     def to_dict(self, include_timing: bool = True) -> dict[str, Any]:
+        """The results as JSON-ready data (``results.json``). ``include_timing=False`` leaves out how the
+        games were run: the engine (``TournamentPlan.engine``), the wall time and each agent's time per
+        move, so that two runs of one plan compare equal."""
         plan = self.plan
         rates = self.head_to_head()
         out: dict[str, Any] = {
@@ -288,6 +291,7 @@ class TournamentResult:
             "capped_rounds": self.capped_rounds,
         }
         if include_timing:
+            out["engine"] = plan.engine
             out["wall_seconds"] = self.wall_seconds
         return out
 
