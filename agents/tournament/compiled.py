@@ -31,10 +31,10 @@ The same tournament as the Python path (``schedule``): the same schedule, seat r
 turn cap and ``MAX_MOVES``, and the same ``GameRecord`` fields. Randomness:
 
 * **Deals.** Each game's own generator (``engine.seed_rng``) is seeded from the deal's seed,
-  ``derive_seed(seed, _DEAL, deal)``, and serves the deal and the reshuffles only, so every
+  ``plan.deal_seed(deal)``, and serves the deal and the reshuffles only, so every
   rotation and line-up of a deal is dealt the same first hands.
 * **Agents.** The random bot and the search draw from their seat's own generator, seeded from
-  ``derive_seed(seed, _AGENT, game, seat)``, as the Python agents are ``reset``; the other bots
+  ``plan.agent_seed(game, seat)``, as the Python agents are ``reset``; the other bots
   and the policies (their best action) use none.
 
 So the same seed gives the same results, but not the Python path's games: the core's generators
@@ -296,10 +296,8 @@ class BatchPlayer:
     """Plays chunks of a plan's games on the core (one per process; policies loaded on first use)."""
 
     def __init__(self, plan: TournamentPlan) -> None:
-        from agents.tournament.schedule import MAX_MOVES
-
         self.plan = plan
-        self.max_moves = MAX_MOVES
+        self.max_moves = plan.max_moves
         self.forms: list[CompiledForm] = []
         for spec, label in zip(plan.specs, plan.labels):
             form = compiled_form(spec, plan.trust_pickle)
@@ -335,8 +333,6 @@ class BatchPlayer:
 
     def play_range(self, start: int, stop: int) -> list[GameRecord]:
         """The records of games ``start`` to ``stop - 1``, played as one batch, in game order."""
-        from agents.tournament.schedule import _AGENT, _DEAL, derive_seed
-
         plan = self.plan
         n = plan.num_players
         count = stop - start
@@ -349,9 +345,9 @@ class BatchPlayer:
         self.seconds = np.zeros((count, MAX_SEATS), dtype=np.float64)
         games = [plan.game(i) for i in range(start, stop)]
         for j, (i, (deal, _, _, seats)) in enumerate(zip(range(start, stop), games)):
-            R[j, 0] = seed_rng(derive_seed(plan.seed, _DEAL, deal))
+            R[j, 0] = seed_rng(plan.deal_seed(deal))
             for q, a in enumerate(seats):
-                A[j, q] = seed_rng(derive_seed(plan.seed, _AGENT, i, q))
+                A[j, q] = seed_rng(plan.agent_seed(i, q))
                 K[j, q] = self.forms[a].kind
                 Q[j, q] = self.param[a]
             new_game(S[j], R[j], n, plan.rounds, 0)

@@ -204,6 +204,19 @@ class TournamentPlan:
         members = self.lineups[lineup]
         return deal, lineup, rotation, tuple(members[(s + rotation) % n] for s in range(n))
 
+    def deal_seed(self, deal: int) -> int:
+        """The seed of deal ``deal``: its Game (or core row) draws the deal and reshuffles from it."""
+        return derive_seed(self.seed, _DEAL, deal)
+
+    def agent_seed(self, index: int, seat: int) -> int:
+        """The seed the agent in ``seat`` of game ``index`` is reset with."""
+        return derive_seed(self.seed, _AGENT, index, seat)
+
+    @property
+    def max_moves(self) -> int:
+        """Moves after which a game is an error (agents that never end a round)."""
+        return MAX_MOVES
+
     def describe(self) -> str:
         unit = "single rounds" if self.rounds else "full games"
         rules = self.rules_name or self.rules.describe()
@@ -445,10 +458,10 @@ class _Player:
         plan = self.plan
         n = plan.num_players
         deal, lineup, rotation, seats = plan.game(index)
-        game = Game(n, plan.rules, seed=derive_seed(plan.seed, _DEAL, deal), single_round=plan.rounds)
+        game = Game(n, plan.rules, seed=plan.deal_seed(deal), single_round=plan.rounds)
         agents = [self.agent(a) for a in seats]
         for s, agent in enumerate(agents):
-            agent.reset(derive_seed(plan.seed, _AGENT, index, s))
+            agent.reset(plan.agent_seed(index, s))
         moves = [0] * n
         seconds = [0.0] * n
         clock = time.perf_counter
