@@ -10,7 +10,12 @@ folder, no evaluation, no checkpoints) and prints, in wall time on this machine:
 * rollouts: env steps per second while collecting, and the share of that time spent in the
   opponents' moves (bots and snapshots);
 * updates: seconds per PPO update, and the overall rate (rollouts and updates together), which is
-  what sets the run's length.
+  what sets the run's length, and which of the two limits it;
+* the process's peak memory.
+
+The learner's tables run on the compiled core when every baseline has a compiled form
+(``agents.training.selfplay``), and the imitation data is made on the fly there when the
+imitation bot has one (``agents.training.teacher``).
 
 The first rollout is a warm-up and is not counted. ``torch_threads`` and the other keys come
 from the config, and ``key=value`` arguments override them as in train.py.
@@ -33,7 +38,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", type=Path, default=ROOT / "configs/default.yaml")
     parser.add_argument("--rollouts", type=int, default=4, help="rollouts to time after a warm-up one (default: 4)")
-    parser.add_argument("--imitation", type=int, default=5000, help="imitation decisions to time (0: skip)")
+    parser.add_argument("--imitation", type=int, default=50_000, help="imitation decisions to time (0: skip)")
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_args()
     config = load_config(args.config, args.overrides)
@@ -47,11 +52,24 @@ def main() -> None:
           f"baselines {config.baselines} ({config.baseline_fraction:.0%}), torch threads {config.torch_threads}")
 
     if config.imitation_samples and args.imitation:
-        start = time.perf_counter()
-        data = collect_imitation_data(config, config.imitation_bot, args.imitation, config.gamma, seed=0)
-        rate = len(data["actions"]) / (time.perf_counter() - start)
-        print(f"imitation collection: {rate:,.0f} decisions/s of {config.imitation_bot} "
-              f"({config.imitation_samples:,} decisions: {config.imitation_samples / rate / 60:.1f} min)")
+        from agents.training.teacher import compiled_teacher, teacher_stream
+
+        try:
+            compiled_teacher(config.imitation_bot)
+            stream = teacher_stream(config, config.imitation_bot, config.gamma, seed=0)
+            next(stream)  # compiles (or loads the cache) and fills the games in flight
+            start, count = time.perf_counter(), 0
+            while count < args.imitation:
+                count += len(next(stream)["actions"])
+            where = "compiled core, made on the fly"
+        except ValueError:
+            start = time.perf_counter()
+            count = len(collect_imitation_data(config, config.imitation_bot, args.imitation, config.gamma, seed=0)["actions"])
+            where = "Python engine"
+        rate = count / (time.perf_counter() - start)
+        total = config.imitation_samples * config.imitation_epochs * config.imitation_rounds
+        print(f"imitation collection ({where}): {rate:,.0f} decisions/s of {config.imitation_bot} "
+              f"({total:,} decisions: {total / rate / 60:.1f} min)")
 
     envs, vec_env = self_play_envs(config, OpponentPool(config))
     vec_env.seed(config.seed)
@@ -93,8 +111,15 @@ def main() -> None:
     update = sum(updates) / len(updates)
     print(f"rollouts: {steps / seconds:,.0f} env steps/s, {opponent / seconds:.0%} of it choosing opponent moves")
     print(f"updates: {update:.2f} s per update of {per_rollout:,} steps")
-    overall = per_rollout / (seconds / len(rollouts) + update)
-    print(f"overall: {overall:,.0f} env steps/s (rollouts and updates)")
+    collect = seconds / len(rollouts)
+    overall = per_rollout / (collect + update)
+    limit = "the PPO updates" if update > collect else "collecting the rollouts"
+    print(f"overall: {overall:,.0f} env steps/s (rollouts and updates); {limit} take "
+          f"{max(update, collect) / (update + collect):.0%} of the time")
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"peak memory of this process: {peak:.2f} GB")
 
 
 if __name__ == "__main__":

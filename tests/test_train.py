@@ -411,3 +411,39 @@ def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
         assert np.array_equal(obs[0], observer.observe(view))
         assert label[0] == observer.table.to_action(teacher.act(view), view)
         both.apply(int(label[0]))
+
+
+def test_the_learners_tables_run_on_the_core_and_meet_the_pools_snapshots():
+    """With compiled baselines the tables are one YanivVecEnv on the core; with a snapshot in the
+    pool and baseline_fraction 0 every opponent seat is that snapshot, played through act_batch; a
+    baseline without a compiled form (search) keeps the Python tables."""
+    from agents.policies.ppo import NumpyPolicy
+    from agents.training import OpponentPool, self_play_envs
+    from agents.training.selfplay import CoreSelfPlayEnv
+    from yaniv_env.vector import YanivVecEnv
+
+    config = TrainConfig(players="2-3", n_envs=6, baselines=["heuristic:call_risk=0.1", "greedy"], baseline_fraction=0.0)
+    pool = OpponentPool(config)
+    size = encoding.observation_size(5)
+    calls = []
+
+    class Snapshot(NumpyPolicy):
+        def act_batch(self, observations, masks, rng=None):
+            calls.append(len(observations))
+            return super().act_batch(observations, masks, rng)
+
+    w = np.random.default_rng(0)
+    pool.add(0, Snapshot([w.normal(size=(8, size)), w.normal(size=(189, 8))], [np.zeros(8), np.zeros(189)], "tanh"))
+    envs, vec_env = self_play_envs(config, pool)
+    assert isinstance(envs[0], CoreSelfPlayEnv) and isinstance(vec_env, YanivVecEnv)
+    vec_env.seed(1)
+    obs = vec_env.reset()
+    assert obs.shape == (6, size)
+    for _ in range(40):
+        masks = vec_env.action_masks()
+        actions = np.array([np.flatnonzero(m)[0] for m in masks])
+        obs, rewards, dones, infos = vec_env.step(actions)
+    assert calls and max(calls) > 1, "the snapshot plays its seats of several tables in one forward pass"
+    assert envs[0].clock[0] > 0
+    python_envs, python_vec = self_play_envs(TrainConfig(n_envs=2, baselines=["search:4"]), pool)
+    assert not isinstance(python_vec, YanivVecEnv) and len(python_envs) == 2

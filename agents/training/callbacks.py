@@ -80,7 +80,7 @@ class SelfPlayCallback(BaseCallback):
     Everything it must remember across a resume lives in ``self.state`` (state.json).
     """
 
-    def __init__(self, config: TrainConfig, pool: OpponentPool, envs: Sequence[SelfPlayEnv],
+    def __init__(self, config: TrainConfig, pool: OpponentPool, envs: Sequence[Any],
                  state: dict[str, Any]) -> None:
         super().__init__()
         self.config = config

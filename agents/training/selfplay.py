@@ -19,10 +19,17 @@ seat always does, and the learner never meets a snapshot. The training callback
 newest ``pool_size``. Snapshots play with their numpy forward pass
 (``agents.policies.ppo.NumpyPolicy``), sampling from their masked policy.
 
+Where the tables run: when every baseline has a compiled form (random, greedy, the heuristic with
+any settings), all ``n_envs`` tables are one ``yaniv_env.vector.YanivVecEnv`` on the compiled core
+(``CoreSelfPlayEnv``): the bots move inside compiled code and each snapshot plays its seats of all
+tables in one batched forward pass. Otherwise (a baseline such as ``search``) each table is a
+``SelfPlayEnv`` on the Python engine, in a DummyVecEnv.
+
 Contract: all randomness (table sizes, seats, opponents, deals, snapshot sampling) flows from the
 seed an environment is built or reset with, so the same seeds give the same episodes. Each
-environment adds the seconds its opponents spend choosing moves to ``clock[0]``, which the
-callback reports as the opponents' share of the rollout time.
+environment adds the seconds its opponents spend choosing moves to ``clock[0]`` (on the core: the
+seconds of its steps, the games' moves included, which are one compiled call with the bots'),
+which the callback reports as the opponents' share of the rollout time.
 """
 
 from __future__ import annotations
@@ -156,9 +163,47 @@ class SelfPlayEnv(gym.Env):
         return self.table.action_masks()
 
 
-def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[SelfPlayEnv], Any]:
-    """``config.n_envs`` environments drawing from ``pool``, and the DummyVecEnv stepping them
-    (not yet seeded: the caller seeds it)."""
+def compiled_baselines(config: TrainConfig) -> bool:
+    """Whether every baseline of ``config`` has a compiled form (random, greedy, the heuristic), so
+    that the learner's tables can run on the compiled core (``yaniv_env.vector``)."""
+    from agents.registry import parse_spec
+
+    return all(parse_spec(spec).name in ("random", "greedy", "heuristic") for spec in config.baselines)
+
+
+class CoreSelfPlayEnv:
+    """The learner's tables on the compiled core: a ``yaniv_env.vector.YanivVecEnv`` whose episodes
+    draw their opponents from the pool (``OpponentPool.draw`` per seat), with the seconds spent in
+    its steps (the games and every opponent's moves: one compiled call, plus the snapshots' batched
+    forward passes) added to ``clock[0]``."""
+
+    def __init__(self, config: TrainConfig, pool: OpponentPool) -> None:
+        from yaniv_env.vector import YanivVecEnv
+
+        clock = self.clock = [0.0]
+
+        class Timed(YanivVecEnv):
+            def step_wait(self) -> Any:
+                start = time.perf_counter()
+                out = super().step_wait()
+                clock[0] += time.perf_counter() - start
+                return out
+
+        self.vec_env = Timed(
+            num_envs=config.n_envs, players=config.players, rules=config.rules, episode=config.episode,
+            round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
+            opponents=lambda rng, n: [pool.draw(rng)[1] for _ in range(n)],
+        )
+
+
+def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[Any], Any]:
+    """The learner's ``config.n_envs`` tables drawing from ``pool``, and the SB3 vector env stepping
+    them (not yet seeded: the caller seeds it): on the compiled core when every baseline has a
+    compiled form (``CoreSelfPlayEnv``), else ``SelfPlayEnv``s in a DummyVecEnv. Each item of the
+    list has a ``clock`` of the seconds spent choosing opponent moves."""
+    if compiled_baselines(config):
+        core = CoreSelfPlayEnv(config, pool)
+        return [core], core.vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     envs = [SelfPlayEnv(config, pool, seed=config.seed * 1000 + i) for i in range(config.n_envs)]
