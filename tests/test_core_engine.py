@@ -176,3 +176,29 @@ def test_random_play_keeps_every_card_and_ends_every_game():
             assert row[L.PHASE] == L.PHASE_OVER, f"{name} {players}p: no end after 20,000 turns"
         else:  # random play rarely calls before the cap, and capped rounds score nothing
             assert row[L.ROUNDS] > 100
+
+
+def test_the_jit_cache_folder_follows_every_source_a_kernel_can_depend_on(tmp_path):
+    """numba keys a cached kernel on its own file only; the package points the cache at a folder
+    named by a hash of the core, ``yaniv`` and the encoding, so a change to any of them (a kernel in
+    batch.py inlines engine.py; yaniv's constants are frozen into machine code) is never loaded
+    stale. A user's NUMBA_CACHE_DIR wins."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaniv_env.core as core
+
+    names = {(p.parent.name, p.name) for p in core._sources()}
+    for module in ("engine.py", "layout.py", "bots.py", "observe.py", "search.py", "batch.py"):
+        assert ("core", module) in names
+    assert ("yaniv", "cards.py") in names and ("yaniv", "rules.py") in names and ("yaniv_env", "encoding.py") in names
+    code = "import yaniv_env.core, numba; print(numba.config.CACHE_DIR)"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    ours = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    folder = Path(ours.stdout.strip())
+    assert folder.parent == tmp_path / "yaniv-rl" / "numba" and len(folder.name) == 16
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
+    theirs = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert theirs.stdout.strip() == str(tmp_path / "mine")
