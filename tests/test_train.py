@@ -376,7 +376,6 @@ def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
     the round reward that followed it, and the same chunks from the same seed."""
     from agents.registry import make_agent
     from agents.training.teacher import teacher_stream
-    from yaniv_env.core import layout as L
 
     config = TrainConfig(players="2-3", round_reward="relative")
     chunk = next(teacher_stream(config, "heuristic:call_risk=0.1,score_weight=2", 1.0, seed=4, games=8, chunk=600))
@@ -413,7 +412,7 @@ def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
         both.apply(int(label[0]))
 
 
-def test_the_learners_tables_run_on_the_core_and_meet_the_pools_snapshots():
+def test_the_learners_tables_run_on_the_core_and_meet_the_pools_snapshots(monkeypatch):
     """With compiled baselines the tables are one YanivVecEnv on the core; with a snapshot in the
     pool and baseline_fraction 0 every opponent seat is that snapshot, played through act_batch; a
     baseline without a compiled form (search) keeps the Python tables."""
@@ -445,5 +444,16 @@ def test_the_learners_tables_run_on_the_core_and_meet_the_pools_snapshots():
         obs, rewards, dones, infos = vec_env.step(actions)
     assert calls and max(calls) > 1, "the snapshot plays its seats of several tables in one forward pass"
     assert envs[0].clock[0] > 0
-    python_envs, python_vec = self_play_envs(TrainConfig(n_envs=2, baselines=["search:4"]), pool)
+    # the search and a saved policy play on the core too; a spec with no form there (a bot a user
+    # registered) keeps every table on the Python engine
+    from agents.training import selfplay
+
+    searching = TrainConfig(n_envs=2, baselines=["search:4", "greedy"])
+    assert selfplay.compiled_baselines(searching) == {"search:4": "search:4", "greedy": "greedy"}
+    envs, vec_env = self_play_envs(searching, OpponentPool(searching))
+    vec_env.seed(0)
+    vec_env.reset()
+    vec_env.step(np.array([np.flatnonzero(m)[0] for m in vec_env.action_masks()]))
+    monkeypatch.setattr(selfplay, "core_controller", lambda spec: None if spec == "greedy" else spec)
+    python_envs, python_vec = self_play_envs(searching, pool)
     assert not isinstance(python_vec, YanivVecEnv) and len(python_envs) == 2

@@ -283,6 +283,36 @@ def test_mixed_opponents_seat_the_controllers_named():
     assert (G[0, B.G_OTHER_KIND : B.G_OTHER_KIND + 3] == B.GREEDY).all()
 
 
+def test_search_seats_move_in_one_compiled_call_as_search_action_would():
+    """A "search:N" seat is searched on the game rows for every table at once: the same actions as
+    search_action on each row with that game's generator, legal play, the same seed the same run."""
+    from yaniv_env.core import search
+    from yaniv_env.vector import CompiledSearch
+
+    env = YanivVecEnv(num_envs=4, players="2-3", opponents=("search:8", "heuristic"), seed=3)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(25):
+        S, R = env.batch.S.copy(), env.batch.R.copy()
+        games = np.arange(4)
+        got = CompiledSearch(8).act_rows(S.copy(), R.copy(), games)
+        params, ranking = search.search_params(8), bots.heuristic_params(call_risk=search.CALL_RISK)
+        want = [search.search_action(S[g].copy(), R[g].copy(), params, ranking) for g in games]
+        assert got.tolist() == want
+        env.step(legal_random(env.batch.masks, rng))
+        check_at_learner(env)
+    kinds = env.batch.G[:, B.G_SEAT_KIND : B.G_SEAT_KIND + 3]
+    assert (kinds == B.SNAPSHOT).any(), "the search seats are played outside the bots' kernel"
+    runs = []
+    for _ in range(2):
+        env = YanivVecEnv(num_envs=3, players=2, opponents="search:4", seed=5)
+        runs.append(rollout(env, 30, 0))
+    assert same(runs[0], runs[1])
+    for spec, words in (("search:0", "budget"), ("search:many", "budget"), ("search:9999999999", "budget")):
+        with pytest.raises(ValueError, match=words):
+            YanivVecEnv(num_envs=2, opponents=spec)
+
+
 def test_numpy_policy_snapshots_play_batched():
     ppo = pytest.importorskip("agents.policies.ppo")
     if not hasattr(ppo.NumpyPolicy, "act_batch"):

@@ -40,7 +40,11 @@ Opponents
 ---------
 A *controller* plays a seat: a bot name, ``"random"``, ``"greedy"``, ``"heuristic"`` or
 ``"heuristic:K=V,..."`` (the keyword arguments of ``agents.baselines.heuristic.HeuristicAgent``,
-spelled as ``agents.registry`` spells them; ``yaniv_env.core.bots`` plays them), or a *snapshot*:
+spelled as ``agents.registry`` spells them; ``yaniv_env.core.bots`` plays them), ``"search"`` or
+``"search:N"`` (the determinized-rollout search with N rollouts a move, ``yaniv_env.core.search``:
+about a millisecond a move at the default 128, so its seats of all tables are searched in one
+compiled call per round of the advance, like a snapshot's, drawing from the game's generator), or
+a *snapshot*:
 any object with ``act_batch(observations (B, N) float32, masks (B, A) int8, rng) -> actions (B,)``
 (``agents.policies.ppo.NumpyPolicy`` has one; this module never imports ``agents``). A *spec* says
 who plays the seats other than the learner's in one env:
@@ -104,12 +108,15 @@ from yaniv_env.core import batch as B
 from yaniv_env.core import bots
 from yaniv_env.core import engine
 from yaniv_env.core import layout as L
+from yaniv_env.core import search
 from yaniv_env.encoding import action_table, observation_size
 
 Controller = Union[str, Any]  # a bot name or an object with act_batch
 Spec = Union[Controller, Sequence[Controller], Callable[[np.random.Generator, int], Sequence[Controller]]]
 
 BOTS = {"random": B.RANDOM, "greedy": B.GREEDY, "heuristic": B.HEURISTIC}
+SEARCH = "search"
+MAX_SEARCH_BUDGET = 1 << 20  # rollouts a move: a bound on a typo, far above any real use
 _OTHER_SEATS = L.MAX_SEATS - 1
 
 
@@ -137,6 +144,28 @@ def parse_players(players: int | str | Sequence[int]) -> tuple[int, ...]:
 def is_snapshot(controller: Any) -> bool:
     """Whether ``controller`` is a policy the env evaluates in Python (it has ``act_batch``)."""
     return callable(getattr(controller, "act_batch", None))
+
+
+class CompiledSearch:
+    """The compiled search as a seat controller: ``act_rows`` answers for every table where it is to
+    move in one compiled call (``yaniv_env.core.search.search_games``) on the game rows, not on
+    observations. ``budget``: rollouts a move."""
+
+    def __init__(self, budget: int = search.DEFAULT_BUDGET) -> None:
+        self.budget = budget
+        self.params = search.search_params(budget)
+        self.ranking = bots.heuristic_params(call_risk=search.CALL_RISK)
+
+    def act_rows(self, S: np.ndarray, R: np.ndarray, games: np.ndarray) -> np.ndarray:
+        out = np.empty(games.size, dtype=np.int64)
+        search.search_games(S, R, games, self.params, self.ranking, out)
+        return out
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, rng: Any) -> np.ndarray:
+        raise TypeError("the compiled search moves on game rows (act_rows), not on observations")
+
+    def __repr__(self) -> str:
+        return f"CompiledSearch(budget={self.budget})"
 
 
 class YanivBatch:
@@ -189,6 +218,7 @@ class YanivBatch:
         self.P = bots.heuristic_params()[None, :].copy()
         self._param_rows: dict[tuple[float, ...], int] = {tuple(self.P[0]): 0}
         self._bot_codes: dict[str, tuple[int, int]] = {}
+        self._searches: dict[int, CompiledSearch] = {}
         self._snapshots: list[Any] = []  # by the SNAPSHOT seats' parameter; None: a free slot
         self._snapshot_ids: dict[int, int] = {}  # id(snapshot) -> its index
         self._free: list[int] = []
@@ -230,6 +260,8 @@ class YanivBatch:
 
     def controller_code(self, controller: Controller) -> tuple[int, int]:
         """(controller code, parameter) of ``yaniv_env.core.batch`` for a bot name or a snapshot."""
+        if isinstance(controller, str) and controller.partition(":")[0] == SEARCH:
+            controller = self._search(controller)
         if isinstance(controller, str):
             code = self._bot_codes.get(controller)
             if code is None:
@@ -246,13 +278,29 @@ class YanivBatch:
                     self._snapshots.append(controller)
                 self._snapshot_ids[id(controller)] = index
             return B.SNAPSHOT, index
-        raise ValueError(f"an opponent is a bot name ({', '.join(BOTS)}, 'heuristic:K=V,...') or a policy with "
-                         f"act_batch(observations, masks, rng), got {controller!r}")
+        raise ValueError(f"an opponent is a bot name ({', '.join(BOTS)}, 'heuristic:K=V,...', 'search[:N]') or a "
+                         f"policy with act_batch(observations, masks, rng), got {controller!r}")
+
+    def _search(self, spec: str) -> CompiledSearch:
+        """The search seat of ``spec`` (one object per budget, kept, so its snapshot index is stable)."""
+        _, colon, argument = spec.partition(":")
+        budget = search.DEFAULT_BUDGET
+        if colon:
+            text = argument.strip()
+            if not text.isdigit() or not 1 <= int(text) <= MAX_SEARCH_BUDGET:
+                raise ValueError(f"bot {spec!r}: the search budget must be a whole number from 1 to "
+                                 f"{MAX_SEARCH_BUDGET:,}")
+            budget = int(text)
+        found = self._searches.get(budget)
+        if found is None:
+            found = self._searches[budget] = CompiledSearch(budget)
+        return found
 
     def _parse_bot(self, spec: str) -> tuple[int, int]:
         name, colon, argument = spec.partition(":")
         if name not in BOTS:
-            raise ValueError(f"unknown bot {spec!r}; the compiled bots are {', '.join(BOTS)} (heuristic:K=V,...)")
+            raise ValueError(f"unknown bot {spec!r}; the compiled bots are {', '.join(BOTS)} (heuristic:K=V,...) "
+                             f"and search[:N]")
         if not colon:
             return BOTS[name], 0
         if name != "heuristic":
@@ -459,11 +507,15 @@ class YanivBatch:
         for sid in np.unique(ids):
             pick = ids == sid
             games = waiting[pick]
+            policy = self._snapshots[int(sid)]
+            if isinstance(policy, CompiledSearch):
+                games_parts.append(games)
+                action_parts.append(policy.act_rows(self.S, self.R, games))
+                continue
             obs = np.empty((games.size, self.obs_size), dtype=np.float32)
             B.observe_games(self.S, games, np.ascontiguousarray(seats[pick]), obs, self._buf)
             masks = np.zeros((games.size, self.table.size), dtype=np.int8)
             B.mask_games(self.S, games, masks, self._buf)
-            policy = self._snapshots[int(sid)]
             acts = np.asarray(policy.act_batch(obs, masks, self.snapshot_rng))
             if acts.shape != (games.size,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
                 raise ValueError(f"snapshot {policy!r}: act_batch must return ({games.size},) integer actions, "

@@ -148,7 +148,7 @@ def check_core_rules(rules: Any) -> str | None:
     return None
 
 
-def _load_policy(spec: str, trust_pickle: bool) -> Any:
+def batched_policy(spec: str, trust_pickle: bool = False) -> Any:
     """The batched policy of a ``ppo``, ``onnx`` or ``default`` spec: an object with ``act_batch``."""
     checked = parse_spec(spec, trust_pickle=trust_pickle)
     if checked.name == "ppo":
@@ -328,7 +328,7 @@ class BatchPlayer:
 
     def policy(self, agent: int) -> Any:
         if agent not in self.policies:
-            self.policies[agent] = _load_policy(self.forms[agent].value, self.plan.trust_pickle)
+            self.policies[agent] = batched_policy(self.forms[agent].value, self.plan.trust_pickle)
         return self.policies[agent]
 
     def play_range(self, start: int, stop: int) -> list[GameRecord]:

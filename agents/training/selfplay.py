@@ -19,11 +19,12 @@ seat always does, and the learner never meets a snapshot. The training callback
 newest ``pool_size``. Snapshots play with their numpy forward pass
 (``agents.policies.ppo.NumpyPolicy``), sampling from their masked policy.
 
-Where the tables run: when every baseline has a compiled form (random, greedy, the heuristic with
-any settings), all ``n_envs`` tables are one ``yaniv_env.vector.YanivVecEnv`` on the compiled core
-(``CoreSelfPlayEnv``): the bots move inside compiled code and each snapshot plays its seats of all
-tables in one batched forward pass. Otherwise (a baseline such as ``search``) each table is a
-``SelfPlayEnv`` on the Python engine, in a DummyVecEnv.
+Where the tables run: when every baseline has a form on the compiled core (random, greedy, the
+heuristic, the search; ``ppo:``, ``onnx:`` and ``default`` as batched policies), all ``n_envs``
+tables are one ``yaniv_env.vector.YanivVecEnv`` (``CoreSelfPlayEnv``): the bots move inside
+compiled code, and each snapshot or policy plays its seats of all tables in one batched forward
+pass. Otherwise (a spec with no such form) each table is a ``SelfPlayEnv`` on the Python engine,
+in a DummyVecEnv.
 
 Contract: all randomness (table sizes, seats, opponents, deals, snapshot sampling) flows from the
 seed an environment is built or reset with, so the same seeds give the same episodes. Each
@@ -163,12 +164,28 @@ class SelfPlayEnv(gym.Env):
         return self.table.action_masks()
 
 
-def compiled_baselines(config: TrainConfig) -> bool:
-    """Whether every baseline of ``config`` has a compiled form (random, greedy, the heuristic), so
-    that the learner's tables can run on the compiled core (``yaniv_env.vector``)."""
+def core_controller(spec: str) -> Any | None:
+    """What plays baseline ``spec`` on the compiled core (``yaniv_env.vector``): the spec itself for
+    a compiled bot (random, greedy, the heuristic with numeric settings, the search), a policy with
+    ``act_batch`` for ``ppo:``, ``onnx:`` and ``default``; None for a spec with neither."""
     from agents.registry import parse_spec
+    from agents.tournament.compiled import POLICY, batched_policy, compiled_form
 
-    return all(parse_spec(spec).name in ("random", "greedy", "heuristic") for spec in config.baselines)
+    form = compiled_form(spec)
+    if form is None:
+        return None
+    if form.kind == POLICY:
+        return batched_policy(spec)
+    if parse_spec(spec).name == "heuristic" and not all(type(v) in (int, float) for v in form.value.values()):
+        return None  # a tuple-valued setting: the vector env's spec parser takes numbers only
+    return spec
+
+
+def compiled_baselines(config: TrainConfig) -> dict[str, Any] | None:
+    """Each baseline of ``config`` and what plays it on the compiled core (``core_controller``), or
+    None when one of them has no form there (its tables then stay on the Python engine)."""
+    found = {spec: core_controller(spec) for spec in config.baselines}
+    return None if any(c is None for c in found.values()) else found
 
 
 class CoreSelfPlayEnv:
@@ -177,10 +194,14 @@ class CoreSelfPlayEnv:
     its steps (the games and every opponent's moves: one compiled call, plus the snapshots' batched
     forward passes) added to ``clock[0]``."""
 
-    def __init__(self, config: TrainConfig, pool: OpponentPool) -> None:
+    def __init__(self, config: TrainConfig, pool: OpponentPool, controllers: dict[str, Any]) -> None:
         from yaniv_env.vector import YanivVecEnv
 
         clock = self.clock = [0.0]
+
+        def draw(rng: np.random.Generator, seats: int) -> list[Any]:
+            picked = [pool.draw(rng)[1] for _ in range(seats)]
+            return [controllers[p] if isinstance(p, str) else p for p in picked]
 
         class Timed(YanivVecEnv):
             def step_wait(self) -> Any:
@@ -192,7 +213,7 @@ class CoreSelfPlayEnv:
         self.vec_env = Timed(
             num_envs=config.n_envs, players=config.players, rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
-            opponents=lambda rng, n: [pool.draw(rng)[1] for _ in range(n)],
+            opponents=draw,
         )
 
 
@@ -201,8 +222,9 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[Any], 
     them (not yet seeded: the caller seeds it): on the compiled core when every baseline has a
     compiled form (``CoreSelfPlayEnv``), else ``SelfPlayEnv``s in a DummyVecEnv. Each item of the
     list has a ``clock`` of the seconds spent choosing opponent moves."""
-    if compiled_baselines(config):
-        core = CoreSelfPlayEnv(config, pool)
+    controllers = compiled_baselines(config)
+    if controllers is not None:
+        core = CoreSelfPlayEnv(config, pool, controllers)
         return [core], core.vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv
 

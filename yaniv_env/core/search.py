@@ -851,3 +851,12 @@ def search_action(s, r, params, heuristic):
     if k == 1:
         return cands[0]
     return cands[choose(s, r, params, cands, k)]
+
+
+@njit(cache=True)
+def search_games(S, R, games, params, heuristic, out):
+    """``out[k]``: ``search_action`` in row ``S[games[k]]`` with that game's generator ``R[games[k]]``
+    (``yaniv_env.vector``'s search seats: one call for every table where the search is to move)."""
+    for k in range(games.shape[0]):
+        g = games[k]
+        out[k] = search_action(S[g], R[g], params, heuristic)
