@@ -17,8 +17,8 @@ The learner's tables run on the compiled core when every baseline has a compiled
 (``agents.training.selfplay``), and the imitation data is made on the fly there when the
 imitation bot has one (``agents.training.teacher``).
 
-The first rollout is a warm-up and is not counted. ``torch_threads`` and the other keys come
-from the config, and ``key=value`` arguments override them as in train.py.
+The first rollout is a warm-up and is not counted. ``torch_threads``, ``rollout_threads`` and the
+other keys come from the config, and ``key=value`` arguments override them as in train.py.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def main() -> None:
     torch.set_num_threads(config.torch_threads)
     print(f"config {args.config.name}: players {config.players}, {config.n_envs} envs x {config.n_steps} steps, "
           f"batch {config.batch_size} x {config.n_epochs} epochs, net {config.net_arch}, "
-          f"baselines {config.baselines} ({config.baseline_fraction:.0%}), torch threads {config.torch_threads}")
+          f"baselines {config.baselines} ({config.baseline_fraction:.0%}), torch threads "
+          f"{config.torch_threads} (rollouts {config.rollout_threads})")
 
     if config.imitation_samples and args.imitation:
         from agents.training.teacher import compiled_teacher, teacher_stream
@@ -64,7 +65,8 @@ def main() -> None:
             where = "compiled core, made on the fly"
         except ValueError:
             start = time.perf_counter()
-            count = len(collect_imitation_data(config, config.imitation_bot, args.imitation, config.gamma, seed=0)["actions"])
+            data = collect_imitation_data(config, config.imitation_bot, args.imitation, config.gamma, seed=0)
+            count = len(data["actions"])
             where = "Python engine"
         rate = count / (time.perf_counter() - start)
         total = config.imitation_samples * config.imitation_epochs * config.imitation_rounds
@@ -86,7 +88,7 @@ def main() -> None:
             now = time.perf_counter()
             if self.rollouts:
                 self.updates.append(now - self._mark)
-            torch.set_num_threads(1)  # as train.py's callback does during rollouts
+            torch.set_num_threads(config.rollout_threads)  # as train.py's callback does during rollouts
             self._mark = now
             self._steps = self.num_timesteps
             self._opponent = sum(env.clock[0] for env in envs)

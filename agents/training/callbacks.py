@@ -18,8 +18,8 @@ share of the rollout time, the pool's size) and the whole config as text.
 
 Contract: everything the callback must remember across a resume lives in ``state`` (the run's
 state.json, ``agents.training.runs``), so a resumed run continues its schedule, pool and
-evaluations. Rollouts run torch on one thread (the network sees a handful of observations at a
-time, and extra threads only spin); updates get ``torch_threads`` back.
+evaluations. Rollouts run torch on ``rollout_threads`` (the network sees one batch of ``n_envs``
+observations a step: with few tables extra threads only spin); updates get ``torch_threads``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from agents.policies.ppo import NumpyPolicy, PPOAgent
 from agents.training.config import TrainConfig
 from agents.training.runs import save_model_atomically, save_state
-from agents.training.selfplay import OpponentPool, SelfPlayEnv
+from agents.training.selfplay import OpponentPool
 
 
 def evaluate_policy(
@@ -110,11 +110,12 @@ class SelfPlayCallback(BaseCallback):
             self.bar = tqdm(total=self.config.total_timesteps, initial=self.num_timesteps, unit="step", dynamic_ncols=True)
 
     def _on_rollout_start(self) -> None:
-        # Rollouts run the network on a handful of observations at a time: extra torch threads
-        # only spin (badly, on a shared machine). The update gets config.torch_threads back.
+        # Rollouts run the network on one batch of n_envs observations a step: with a handful of
+        # tables extra torch threads only spin (badly, on a shared machine), so rollout_threads is
+        # its own key. The update gets config.torch_threads back.
         import torch
 
-        torch.set_num_threads(1)
+        torch.set_num_threads(self.config.rollout_threads)
         self._rollout_start = time.perf_counter()
         self._rollout_steps = self.num_timesteps
         self._clock_start = sum(env.clock[0] for env in self.envs)

@@ -58,6 +58,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "batch_size": (1, MAX_STEPS),
     "n_epochs": (1, 1000),
     "torch_threads": (1, 1024),
+    "rollout_threads": (1, 1024),
     "snapshot_every": (1, MAX_STEPS),
     "pool_size": (1, 1000),
     "eval_every": (0, MAX_STEPS),
@@ -156,8 +157,11 @@ class TrainConfig:
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
                                   "agents.policies.stakes.", fixed=NETWORK)
     activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
-    torch_threads: int = _f(2, "torch threads for the PPO update (rollouts use one). Use 1 when other jobs share "
-                               "the cores: spinning threads slow both (docs/experiments.md).")
+    torch_threads: int = _f(2, "torch threads for the PPO update. Use 1 when other jobs share the cores: spinning "
+                               "threads slow both (docs/experiments.md).")
+    rollout_threads: int = _f(1, "torch threads for the rollouts' forward passes (one batch of n_envs observations a "
+                                 "step): 1 suits a few tables, where extra threads only spin; from about 64 tables "
+                                 "up, 2 pay (docs/experiments.md).")
     baselines: list[str] = _f(["random", "greedy", "heuristic"], "Baseline bots in the opponent pool.")
     baseline_fraction: float = _f(0.3, "Chance that an opponent seat gets a baseline bot.")
     latest_fraction: float = _f(0.5, "Chance that a snapshot seat gets the newest snapshot rather than an older one.")
