@@ -30,7 +30,7 @@ from agents.baselines import heuristic as H
 from agents.baselines.greedy import GreedyAgent
 from agents.baselines.heuristic import HeuristicAgent
 from core_support import RULE_SETS, positions, tables
-from yaniv.cards import JOKERS, NUM_RANKS, NUM_STANDARD, deck_cards
+from yaniv.cards import NUM_RANKS, NUM_STANDARD, deck_cards
 from yaniv.game import Game
 from yaniv_env.core import bots as B
 from yaniv_env.core import engine as E

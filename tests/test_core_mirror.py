@@ -30,7 +30,6 @@ def test_raw_env_matches_its_python_game(name, episode):
         env.reset(seed=seed)
         turn, final = 0, None
         while env.agents and turn < 20_000:
-            agent = env.agent_selection
             obs, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 env.step(None)

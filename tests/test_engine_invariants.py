@@ -16,7 +16,7 @@ import pytest
 
 from yaniv import DECK, KEEP, SLAMDOWN, YANIV, Game, Move, Rules, get_rules
 from yaniv.cards import NUM_CARDS, SORT_KEY, deck_cards, hand_points
-from yaniv.game import OVER, PLAY, SLAMDOWN_PHASE
+from yaniv.game import OVER, SLAMDOWN_PHASE
 from yaniv.melds import classify
 
 HOUSE = Rules(

@@ -113,7 +113,7 @@ from typing import Any, Callable, Final
 
 import numpy as np
 
-from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, NUM_SUITS, POINTS, RANK, SUIT, deck_cards
+from yaniv.cards import NUM_CARDS, NUM_RANKS, NUM_STANDARD, NUM_SUITS, POINTS, RANK, SUIT
 from yaniv.game import DECK, DISCARD, KEEP, OVER, PLAY, SLAMDOWN, SLAMDOWN_PHASE, YANIV, Move, PlayerView, last_discards
 from yaniv.melds import classify, legal_discards, most_drawable
 from yaniv.odds import MAX_TOTAL, at_most, round_end_chance
