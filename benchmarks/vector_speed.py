@@ -201,7 +201,8 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1024)
     parser.add_argument("--turns", type=int, default=400_000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--search-rounds", type=int, default=8, help="heads-up rounds of positions for the search's time (0: skip)")
+    parser.add_argument("--search-rounds", type=int, default=8,
+                        help="heads-up rounds of positions for the search's time (0: skip)")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -235,7 +236,8 @@ def main() -> None:
         wrapped = best(lambda r: env_turns_per_second(lambda: yaniv_env.env(num_players=players), turns, r))
         noop = best(lambda r: env_turns_per_second(wrapped_noop, turns, r))
         print(f"players={players} rules=default  raw_env {raw:,.0f} turns/s | env() {wrapped:,.0f} turns/s | "
-              f"PettingZoo's wrappers around a do-nothing env {noop:,.0f} turns/s (env() at {wrapped / noop:.2f} of it)")
+              f"PettingZoo's wrappers around a do-nothing env {noop:,.0f} turns/s "
+              f"(env() at {wrapped / noop:.2f} of it)")
     if args.search_rounds:
         from search_strength import speed
 
