@@ -29,7 +29,10 @@ LONG = os.environ.get("YANIV_LONG_TESTS") == "1"
 TABLES = tables()
 
 
-def play_side_by_side(game: Game, seed: int, moves: int, chooser) -> int:
+COMPARED = {"random": 0, "heuristic": 0}  # moves compared this session, by who chose them (the sweep's figure)
+
+
+def play_side_by_side(game: Game, seed: int, moves: int, chooser, kind: str = "random") -> int:
     """Play ``moves`` moves (or to the game's end) on both engines, comparing after each; the count."""
     both = SideBySide(game, seed)
     played = 0
@@ -40,6 +43,7 @@ def play_side_by_side(game: Game, seed: int, moves: int, chooser) -> int:
         assert code != E.ILLEGAL
         both.check()
         played += 1
+    COMPARED[kind] += played
     return played
 
 
@@ -75,7 +79,8 @@ def test_heuristic_play_matches_the_reference_over_full_games(name, players):
     rules = RULE_SETS[name]
     games = 4 if LONG else 1
     for seed in range(games):
-        play_side_by_side(Game(players, rules, seed=100 + seed), seed, 100_000 if LONG else 300, heuristic_chooser())
+        play_side_by_side(Game(players, rules, seed=100 + seed), seed, 100_000 if LONG else 300, heuristic_chooser(),
+                          "heuristic")
 
 
 def test_full_games_reach_every_ending():
@@ -83,7 +88,7 @@ def test_full_games_reach_every_ending():
     endings = set()
     for name in ("default", "german", "flat_subtract", "strict_none", "capped"):
         game = Game(3, RULE_SETS[name], seed=7)
-        play_side_by_side(game, 7, 100_000, heuristic_chooser())
+        play_side_by_side(game, 7, 100_000, heuristic_chooser(), "heuristic")
         assert game.is_over
         endings.add(RULE_SETS[name].game_end)
     assert endings == {"elimination", "first_over"}
@@ -202,3 +207,14 @@ def test_the_jit_cache_folder_follows_every_source_a_kernel_can_depend_on(tmp_pa
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
     theirs = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert theirs.stdout.strip() == str(tmp_path / "mine")
+
+
+@pytest.mark.skipif(not LONG, reason="the long sweep runs with YANIV_LONG_TESTS=1")
+def test_the_long_sweep_compared_over_100_000_positions():
+    """Last in the file: the moves the side-by-side tests above compared (run the whole file)."""
+    if not COMPARED["random"]:
+        pytest.skip("run the whole file: the sweep is the tests above")
+    total = sum(COMPARED.values())
+    print(f"\nside by side: {total:,} moves compared ({COMPARED['random']:,} random, {COMPARED['heuristic']:,} "
+          f"heuristic) over {len(TABLES)} tables, every one identical")
+    assert total >= 100_000
