@@ -53,10 +53,31 @@ def test_auto_picks_the_core_when_every_agent_has_a_compiled_form(tmp_path):
     assert plan_tournament([Objecty(), "greedy"], 2, 2).engine == "python"
 
 
+def test_a_ppo_agent_object_plays_on_the_core_as_its_weights_file_does(tmp_path):
+    """What a training run evaluates: a PPOAgent (best move) has a batched form, and gives the figures
+    of ``ppo:PATH`` for the same weights; one that samples stays on the Python engine."""
+    from agents.policies.ppo import NumpyPolicy, PPOAgent
+
+    path = tiny_policy(tmp_path / "p.npz")
+    agent = PPOAgent(NumpyPolicy.load(path), name="learner")
+    plan = plan_tournament([agent, "heuristic"], 2, 16, seed=3, rounds=True)
+    assert plan.engine == "core"
+    by_object = plan.run(workers=1, progress=False).to_dict(include_timing=False)
+    by_file = run_tournament([f"ppo:{path}", "heuristic"], 2, 16, seed=3, rounds=True, workers=1,
+                             progress=False).to_dict(include_timing=False)
+    assert by_object["agents"][0]["games"] == 16
+    for a, b in zip(by_object["agents"], by_file["agents"]):
+        names = ("agent", "spec")
+        assert {k: v for k, v in a.items() if k not in names} == {k: v for k, v in b.items() if k not in names}
+    assert plan_tournament([PPOAgent(NumpyPolicy.load(path), sample=True), "heuristic"], 2, 2).engine == "python"
+    with pytest.raises(ValueError, match="takes 1628 observations"):
+        agent.act_batch(np.zeros((2, 5), np.float32), np.ones((2, 189), np.int8))
+
+
 def test_engine_core_refuses_an_agent_without_a_compiled_form_by_name():
     from agents.registry import register, unregister
 
-    with pytest.raises(ValueError, match="engine 'core': agent 'objecty' is an agent object"):
+    with pytest.raises(ValueError, match="engine 'core': agent 'objecty' is an agent object without act_batch"):
         plan_tournament([Objecty(), "greedy"], 2, 2, engine="core")
     register("firstmove", lambda spec, seed: Objecty(seed), help="the first legal move")
     try:

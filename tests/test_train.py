@@ -228,7 +228,8 @@ def test_an_illegal_move_stops_the_evaluation_naming_the_learner(monkeypatch):
     from agents.policies.ppo import NumpyPolicy, PPOAgent
     from agents.training import evaluate_policy
 
-    monkeypatch.setattr(PPOAgent, "act", lambda self, view: "no move")
+    monkeypatch.setattr(PPOAgent, "act", lambda self, view: "no move")  # on the Python engine
+    monkeypatch.setattr(PPOAgent, "act_batch", lambda self, obs, masks: np.full(len(obs), 10_000))  # on the core
     policy = NumpyPolicy([np.zeros((4, 10))], [np.zeros(4)], "tanh")
     with pytest.raises(ValueError, match="'learner'.*illegal move"):
         evaluate_policy(policy, "greedy", 2, 2, seed=0, rules="default", episode="round")

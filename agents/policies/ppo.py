@@ -257,3 +257,14 @@ class PPOAgent(SeededAgent):
             )
         action = self.policy.act(observer.observe(view), observer.action_mask(view), self.rng if self.sample else None)
         return observer.table.to_move(action, view)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``act`` for a batch of observations and masks (the compiled tournament's seats): the
+        policy's best legal actions. A sampling agent has no batched form (its draws would not be
+        ``act``'s), so the tournament plays it on the Python engine."""
+        if self.sample:
+            raise ValueError(f"agent {self.name!r} samples its moves: it plays on the Python engine only")
+        if observations.ndim != 2 or observations.shape[1] != self.policy.observation_size:
+            raise ValueError(f"policy {self.name!r} takes {self.policy.observation_size} observations, got an array "
+                             f"of shape {observations.shape}")
+        return self.policy.act_batch(observations, masks)

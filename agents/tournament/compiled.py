@@ -13,9 +13,11 @@ spec                       how its seats move
 ``ppo:PATH``               the policy's ``act_batch`` (``NumpyPolicy``): one forward pass for the
 ``onnx:DIR``, ``default``  seats of every game of the batch that wait on it
                            (``ExportedPolicy.act_batch``); its best legal action, as ``PPOAgent``
+an agent object with       its own ``act_batch(observations, masks)`` (``PPOAgent``, unless it
+``act_batch``              samples): how a training run evaluates its current policy
 =========================  =====================================================================
 
-``compiled_form(spec)`` says which form a spec has (None: none; an agent object has none), and
+``compiled_form(spec)`` says which form a spec has (None: none; other agent objects have none), and
 ``BatchPlayer(plan).play_range(start, stop)`` plays games ``start`` to ``stop - 1`` of the plan and
 returns their ``GameRecord``s in game order.
 
@@ -126,7 +128,8 @@ def compiled_form(spec: object, trust_pickle: bool = False) -> CompiledForm | No
     """The compiled or batched form of an agent spec, or None (an agent object, or a registered name
     without one). The spec must be valid (``plan_tournament`` has checked it)."""
     if not isinstance(spec, str):
-        return None
+        batched = callable(getattr(spec, "act_batch", None)) and not getattr(spec, "sample", False)
+        return CompiledForm(POLICY, spec) if batched else None
     checked = parse_spec(spec, trust_pickle=trust_pickle)
     kind = KIND_NAMES.get(checked.name)
     if kind is None:
@@ -328,7 +331,8 @@ class BatchPlayer:
 
     def policy(self, agent: int) -> Any:
         if agent not in self.policies:
-            self.policies[agent] = batched_policy(self.forms[agent].value, self.plan.trust_pickle)
+            value = self.forms[agent].value
+            self.policies[agent] = value if not isinstance(value, str) else batched_policy(value, self.plan.trust_pickle)
         return self.policies[agent]
 
     def play_range(self, start: int, stop: int) -> list[GameRecord]:

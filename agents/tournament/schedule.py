@@ -38,8 +38,9 @@ The games are played on one of two engines, the same schedule and records on bot
 
 * ``"core"``: the compiled core (``yaniv_env.core``), a chunk of games as one batch
   (``agents.tournament.compiled``). Only for agents with a compiled or batched form: ``random``,
-  ``greedy``, ``heuristic[:K=V,...]``, ``search[:N]``, and the policies ``ppo:PATH``, ``onnx:DIR``
-  and ``default`` (one forward pass for the batch's games that wait on them), and rules the core
+  ``greedy``, ``heuristic[:K=V,...]``, ``search[:N]``, the policies ``ppo:PATH``, ``onnx:DIR``
+  and ``default`` (one forward pass for the batch's games that wait on them) and agent objects
+  with ``act_batch(observations, masks)`` (a ``PPOAgent`` that does not sample), and rules the core
   plays (``yaniv_env.core.layout.check_rules``). Many times faster.
 * ``"python"``: ``yaniv.Game`` and each agent's ``act(view)``, one game at a time. Any agent,
   agent objects included.
@@ -387,11 +388,11 @@ def _choose_engine(engine: str, specs: Sequence[str | Agent], labels: Sequence[s
     if engine == "python":
         return engine
     for spec, label in zip(specs, labels):
-        if not isinstance(spec, str):
+        if not isinstance(spec, str) and not callable(getattr(spec, "act_batch", None)):
             if engine == "auto":
                 return "python"
-            raise ValueError(f"engine 'core': agent {label!r} is an agent object, which plays only on the Python "
-                             "engine (engine='python' or 'auto')")
+            raise ValueError(f"engine 'core': agent {label!r} is an agent object without act_batch, which plays "
+                             "only on the Python engine (engine='python' or 'auto')")
     from agents.tournament import compiled  # numba and the core: imported only when they may be used
 
     for spec, label in zip(specs, labels):
