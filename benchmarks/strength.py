@@ -1,0 +1,128 @@
+"""Every strength figure of the learning issue (docs/experiments.md), for one bot, in one run.
+
+    python benchmarks/strength.py [--bot default] [--quick] [--only teacher,search,...] [--workers N]
+
+Each check is a tournament (``agents.tournament``: duplicate deals, seats rotated, Wilson 95%
+intervals; full games unless it says rounds; ``--max-turns`` caps a round, 500 by default as in
+the experiments' commands), played on the compiled core, and prints one line: the figure, its
+interval, the number of games, the target and whether it is met.
+
+* ``teacher``: heads-up against the imitation teacher ``heuristic:call_risk=0.1,score_weight=2``
+  (target: at least 55%, the interval's lower end above 50%), and at a table of three teachers
+  (more than 25%, the lower end above 25%);
+* ``search``: heads-up against the search at its default budget (at least 55%), and the bot's time
+  per move in that tournament (under 0.1 ms; batched on the core);
+* ``rounds``: single rounds heads-up against the baseline heuristic: the bot's margin, the
+  heuristic's points a round minus its own (at least +1.5, the interval above zero);
+* ``rules``: heads-up against the heuristic under each rule set of the issue (the three presets;
+  52 cards without jokers, Yaniv at 7, +30 Assaf, single rounds; Yaniv at 5, a flat 30 Assaf, 50
+  subtracted on landing at exactly 50 or 100, out above 100): at least 55% under each;
+* ``loops``: full games against each baseline (random, greedy, heuristic, search) and against
+  itself: the rounds that reached the turn cap (target: none).
+
+``--quick`` plays a tenth of the games (a smoke run; the intervals are then too wide to decide).
+The same seed gives the same figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from agents.tournament import run_tournament  # noqa: E402
+from yaniv.rules import get_rules  # noqa: E402
+
+TEACHER = "heuristic:call_risk=0.1,score_weight=2"
+CHECKS = ("teacher", "search", "rounds", "rules", "loops")
+# The issue's house-rule sets: (name, rules, single rounds)
+HOUSE_SETS = (
+    ("no jokers, Yaniv at 7, +30, one round", get_rules("default").replace(jokers=0), True),
+    ("Yaniv at 5, flat 30, -50 at 50/100, out above 100",
+     get_rules("default").replace(yaniv_threshold=5, assaf_penalty="flat", assaf_penalty_points=30,
+                                  score_reset="subtract", score_reset_at=(50, 100), score_reset_subtract=50,
+                                  score_limit=100),
+     False),
+)
+
+
+def interval(stats) -> str:
+    low, high = stats.win_interval
+    return f"{stats.win_rate:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bot", default="default", help="the bot's agent spec (default: the shipped bot)")
+    parser.add_argument("--only", default=",".join(CHECKS), help=f"checks to run, of {', '.join(CHECKS)}")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the games")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-turns", type=int, default=500, help="turn cap of a round (default: 500)")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    args = parser.parse_args()
+    only = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = sorted(set(only) - set(CHECKS))
+    if unknown:
+        parser.error(f"unknown check(s) {', '.join(unknown)}; the checks are {', '.join(CHECKS)}")
+    scale = 10 if args.quick else 1
+    bot = args.bot
+
+    def play(agents, players, games, rules="default", rounds=False):
+        start = time.perf_counter()
+        result = run_tournament(agents, players, max(games // scale // (2 * players) * (2 * players), 2 * players),
+                                seed=args.seed, rules=rules, rounds=rounds, max_turns=args.max_turns,
+                                workers=args.workers, progress=False, engine="core")
+        return result, time.perf_counter() - start
+
+    print(f"bot {bot}, seed {args.seed}, rounds capped at {args.max_turns} turns"
+          + (" (quick: a tenth of the games)" if args.quick else ""))
+    if "teacher" in only:
+        result, seconds = play([bot, TEACHER], 2, 2000)
+        me = result.agents[0]
+        low = me.win_interval[0]
+        print(f"teacher heads-up: {interval(me)} of {me.games} games; target >= 55%, low > 50%: "
+              f"{verdict(me.win_rate >= 0.55 and low > 0.5)} ({seconds:.0f} s)")
+        result, seconds = play([bot, TEACHER, TEACHER, TEACHER], 4, 400)
+        me = result.agents[0]
+        low = me.win_interval[0]
+        print(f"teacher at four (three teachers): {interval(me)} of {me.games} games; target > 25%, low > 25%: "
+              f"{verdict(me.win_rate > 0.25 and low > 0.25)} ({seconds:.0f} s)")
+    if "search" in only:
+        result, seconds = play([bot, "search"], 2, 2000)
+        me = result.agents[0]
+        print(f"search heads-up: {interval(me)} of {me.games} games; target >= 55%: {verdict(me.win_rate >= 0.55)}; "
+              f"the bot's time {me.ms_per_move:.3f} ms a move, target < 0.1: {verdict(me.ms_per_move < 0.1)} "
+              f"({seconds:.0f} s)")
+    if "rounds" in only:
+        result, seconds = play([bot, "heuristic"], 2, 4000, rounds=True)
+        me = result.agents[0]
+        low, high = me.margin_interval
+        print(f"single rounds heads-up vs heuristic: margin {me.margin:+.2f} [{low:+.2f}, {high:+.2f}] points a round "
+              f"over {me.games} rounds; target >= +1.5, low > 0: {verdict(me.margin >= 1.5 and low > 0)} "
+              f"({seconds:.0f} s)")
+    if "rules" in only:
+        sets = [(name, get_rules(name), False) for name in ("default", "french", "german")] + list(HOUSE_SETS)
+        for name, rules, rounds in sets:
+            result, seconds = play([bot, "heuristic"], 2, 2000, rules=rules, rounds=rounds)
+            me = result.agents[0]
+            unit = "rounds" if rounds else "games"
+            print(f"rules {name}: {interval(me)} of {me.games} {unit} vs heuristic; target >= 55%: "
+                  f"{verdict(me.win_rate >= 0.55)} ({seconds:.0f} s)")
+    if "loops" in only:
+        for other in ("random", "greedy", "heuristic", "search", bot):
+            result, seconds = play([bot, other], 2, 10_000)
+            print(f"loops vs {other if other != bot else 'itself'}: {result.capped_rounds} of {result.rounds} rounds "
+                  f"reached the turn cap in {result.games} games; target 0: {verdict(result.capped_rounds == 0)} "
+                  f"({seconds:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
