@@ -48,7 +48,8 @@ def evaluate_policy(
 ) -> dict[str, float]:
     """The policy against ``opponent`` bots in every other seat: a tournament of ``games`` (rounded
     up to whole seat rotations; see ``agents.tournament``) on duplicate deals, in this process.
-    A round reaching ``max_turns`` ends with no winner (bots can trade cards forever). The
+    A round reaching ``max_turns`` ends with no winner (bots can trade cards forever), counted in
+    ``capped_rounds`` (TensorBoard: ``eval_<opponent>/capped_rounds``: a learner that loops). The
     tournament stops with a ValueError naming the agent on any illegal move, so a finished
     evaluation had none (which is why no count of them is reported)."""
     from agents.tournament import run_tournament
@@ -69,6 +70,7 @@ def evaluate_policy(
         "yaniv_per_round": stats.calls_per_round or 0.0,
         "assafed_rate": stats.assafed_per_call or 0.0,
         "rounds_per_game": stats.rounds_per_game or 0.0,
+        "capped_rounds": result.capped_rounds,  # rounds that reached the turn cap: a loop
         "games": stats.games,
     }
 

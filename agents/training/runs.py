@@ -327,6 +327,7 @@ class Run:
                 f"  vs {opponent:<10} win rate {stats['win_rate']:.1%} "
                 f"[{stats['win_rate_low']:.1%}, {stats['win_rate_high']:.1%}] over {stats['games']} "
                 f"{self.config.eval_episode}s, {stats['points_per_round']:.1f} points/round"
+                + (f", {stats['capped_rounds']} round(s) at the turn cap" if stats.get("capped_rounds") else "")
             )
         if "last_steps_per_second" in self.state:
             print(
