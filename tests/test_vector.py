@@ -313,6 +313,40 @@ def test_search_seats_move_in_one_compiled_call_as_search_action_would():
             YanivVecEnv(num_envs=2, opponents=spec)
 
 
+def test_rule_sets_are_drawn_per_episode_and_shown_in_the_observation():
+    """Each episode draws its rules from rule_sets with the env's generator: the rows play them (the
+    Yaniv threshold, the jokers), get_attr names them, the observation's settings differ, and the
+    same seed draws the same sequence."""
+    sets = ["default", "french", {"jokers": 0, "yaniv_threshold": 6}]
+    env = YanivVecEnv(num_envs=6, players="2-3", opponents="heuristic", rule_sets=sets, seed=2)
+    env.reset()
+    rng = np.random.default_rng(0)
+    seen, settings = set(), {}
+    for _ in range(300):
+        for i in range(6):
+            rules = env.get_attr("rules", indices=[i])[0]
+            row = env.batch.S[i]
+            assert row[L.R_THRESHOLD] == rules.yaniv_threshold
+            seen.add((rules.yaniv_threshold, rules.jokers))
+            settings.setdefault(rules.yaniv_threshold, env.batch.obs[i][-encoding_settings():].copy())
+        env.step(legal_random(env.batch.masks, rng))
+        check_at_learner(env)
+    assert seen == {(7, 2), (5, 2), (6, 0)}
+    assert not np.array_equal(settings[7], settings[6]) and not np.array_equal(settings[7], settings[5])
+    runs = [rollout(YanivVecEnv(num_envs=3, players=2, rule_sets=sets, seed=9), 40, 1) for _ in range(2)]
+    assert same(runs[0], runs[1])
+    for bad, words in ((["default", {"hand_size": 7}], "hand size"), ("french", "non-empty list"),
+                       ([{"yaniv_threshold": -1}], r"rule_sets\[0\]"), ([], "non-empty list")):
+        with pytest.raises(ValueError, match=words):
+            YanivVecEnv(num_envs=2, rule_sets=bad)
+
+
+def encoding_settings() -> int:
+    from yaniv_env import encoding
+
+    return encoding.SETTINGS_FEATURES
+
+
 def test_numpy_policy_snapshots_play_batched():
     ppo = pytest.importorskip("agents.policies.ppo")
     if not hasattr(ppo.NumpyPolicy, "act_batch"):

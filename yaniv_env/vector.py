@@ -34,7 +34,10 @@ Arguments
 per episode; ``rules``: a preset name, ``yaniv.Rules`` or mapping for all envs, or a list with one
 per env (one hand size for all: one observation size); ``episode`` ("round" or "game");
 ``round_reward`` ("points" or "relative"); ``max_turns`` (None, or truncate an episode after that
-many moves of any seat); ``seed`` (None: fresh entropy); ``opponents`` (below).
+many moves of any seat); ``seed`` (None: fresh entropy); ``opponents`` (below); ``rule_sets`` (None,
+or a list of presets, ``Rules`` or mappings: each episode of each env then draws its rules from
+them, uniformly, with the env's own generator, so one agent trains across house rules; they must
+deal the envs' hand size, and the observation's settings segment tells the learner which apply).
 
 Opponents
 ---------
@@ -118,6 +121,7 @@ BOTS = {"random": B.RANDOM, "greedy": B.GREEDY, "heuristic": B.HEURISTIC}
 SEARCH = "search"
 MAX_SEARCH_BUDGET = 1 << 20  # rollouts a move: a bound on a typo, far above any real use
 _OTHER_SEATS = L.MAX_SEATS - 1
+MAX_RULE_SETS = 1024
 
 
 def parse_players(players: int | str | Sequence[int]) -> tuple[int, ...]:
@@ -186,6 +190,7 @@ class YanivBatch:
         round_reward: str = "points",
         max_turns: int | None = None,
         seed: int | None = None,
+        rule_sets: Sequence[str | Rules | dict] | None = None,
     ) -> None:
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -201,6 +206,7 @@ class YanivBatch:
         self.counts = parse_players(players)
         self.episode, self.round_reward, self.max_turns = episode, round_reward, max_turns
         self.rules = self._per_env_rules(rules)
+        self.rule_sets = self._rule_sets(rule_sets)
         hand = self.rules[0].hand_size
         self.table = action_table(hand)
         self.obs_size = observation_size(hand)
@@ -251,11 +257,35 @@ class YanivBatch:
             raise ValueError(f"rules: every env must deal the same hand size (one observation size), "
                              f"got {sorted(sizes)}")
         for i, r in enumerate(out):
-            L.check_rules(r)
-            top = max(self.counts)
-            if top * r.hand_size + 1 > 52 + r.jokers:
-                raise ValueError(f"rules of env {i}: {top} players x {r.hand_size} cards + 1 face-up card need more "
-                                 f"than the {52 + r.jokers} cards of the deck")
+            self._check_deals(r, f"rules of env {i}")
+        return out
+
+    def _check_deals(self, r: Rules, what: str) -> None:
+        L.check_rules(r)
+        top = max(self.counts)
+        if top * r.hand_size + 1 > 52 + r.jokers:
+            raise ValueError(f"{what}: {top} players x {r.hand_size} cards + 1 face-up card need more "
+                             f"than the {52 + r.jokers} cards of the deck")
+
+    def _rule_sets(self, rule_sets: Any) -> list[Rules] | None:
+        """The rule sets each episode draws from (None: every episode plays its env's ``rules``)."""
+        if rule_sets is None:
+            return None
+        if isinstance(rule_sets, (str, dict, Rules)) or not isinstance(rule_sets, Sequence) or not rule_sets:
+            raise ValueError(f"rule_sets must be a non-empty list of presets, Rules or mappings, got {rule_sets!r}")
+        if len(rule_sets) > MAX_RULE_SETS:
+            raise ValueError(f"rule_sets: at most {MAX_RULE_SETS} rule sets, got {len(rule_sets)}")
+        out = []
+        for k, r in enumerate(rule_sets):
+            try:
+                rules = get_rules(r)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"rule_sets[{k}]: {error}") from None
+            if rules.hand_size != self.rules[0].hand_size:
+                raise ValueError(f"rule_sets[{k}] deals {rules.hand_size} cards, the envs {self.rules[0].hand_size}: "
+                                 "every rule set must deal one hand size (one observation size)")
+            self._check_deals(rules, f"rule_sets[{k}]")
+            out.append(rules)
         return out
 
     def controller_code(self, controller: Controller) -> tuple[int, int]:
@@ -441,6 +471,11 @@ class YanivBatch:
     def _new_episodes(self, games: np.ndarray) -> None:
         if len(self._snapshot_ids) > 32:
             self._drop_unused_snapshots()
+        if self.rule_sets is not None:
+            for g in games:
+                rules = self.rule_sets[int(self.draw_rngs[g].integers(len(self.rule_sets)))]
+                L.write_rules(self.S[g], rules)
+                self.rules[g] = rules
         B.begin(self.S, self.R, self.G, games, np.array(self.counts, dtype=np.int64))
         for g in games:
             draw = self._draws[g]
@@ -583,8 +618,10 @@ class YanivVecEnv(VecEnv):
         round_reward: str = "points",
         max_turns: int | None = None,
         seed: int | None = None,
+        rule_sets: Sequence[str | Rules | dict] | None = None,
     ) -> None:
-        self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed)
+        self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
+                                rule_sets)
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         self._actions: np.ndarray | None = None
         obs_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
@@ -687,8 +724,10 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         round_reward: str = "points",
         max_turns: int | None = None,
         seed: int | None = None,
+        rule_sets: Sequence[str | Rules | dict] | None = None,
     ) -> None:
-        self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed)
+        self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
+                                rule_sets)
         self.num_envs = num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
         self.single_action_space = spaces.Discrete(self.batch.table.size)
