@@ -18,6 +18,7 @@ from yaniv import DECK, KEEP, SLAMDOWN, YANIV, Game, Move, Rules, get_rules
 from yaniv.cards import NUM_CARDS, SORT_KEY, deck_cards, hand_points
 from yaniv.game import OVER, SLAMDOWN_PHASE
 from yaniv.melds import classify
+from yaniv.rules import parse_rules
 
 HOUSE = Rules(
     jokers_in_sets=True, slamdown=True, assaf_penalty="flat", score_reset="subtract",
@@ -354,3 +355,31 @@ def test_rules_doc_is_the_generated_table():
     doc = (Path(__file__).parents[1] / "docs" / "rules.md").read_text()
     assert rules_table_markdown() in doc and presets_table_markdown() in doc
     assert get_rules("default") == Rules()
+
+
+PARSED = [
+    ("german", get_rules("german")),
+    ("default:jokers=0", get_rules("default").replace(jokers=0)),
+    ("default: yaniv_threshold=5, assaf_penalty=flat, score_reset=subtract, score_reset_at=50/100, score_limit=100",
+     get_rules("default").replace(yaniv_threshold=5, assaf_penalty="flat", score_reset="subtract",
+                                  score_reset_at=(50, 100), score_limit=100)),
+    ("french:slamdown=true,max_turns=300", get_rules("french").replace(slamdown=True, max_turns=300)),
+    ("default:max_turns=none,score_reset_at=", get_rules("default").replace(score_reset_at=())),
+]
+
+
+@pytest.mark.parametrize("text,expected", PARSED)
+def test_a_rule_set_spelled_on_one_line(text, expected):
+    assert parse_rules(text) == expected
+
+
+@pytest.mark.parametrize("text,words", [
+    ("klingon", "unknown rules preset 'klingon'"), ("default:jokers", "'jokers' is not key=value"),
+    ("default:joker=1", "'joker=1' is not key=value"), ("default:jokers=two", "jokers must be a whole number"),
+    ("default:slamdown=yes", "slamdown must be true or false"), ("default:score_reset_at=50/x", "joined by /"),
+    ("default:jokers=1,jokers=0", "jokers is given twice"), ("default:yaniv_threshold=-3", "yaniv_threshold"),
+    ("", "a preset name"), ("default:" + "jokers=1," * 300, "at most 2000 characters"),
+])
+def test_a_misspelled_rule_set_is_named(text, words):
+    with pytest.raises(ValueError, match=words):
+        parse_rules(text)

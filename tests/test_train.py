@@ -458,3 +458,40 @@ def test_the_learners_tables_run_on_the_core_and_meet_the_pools_snapshots(monkey
     monkeypatch.setattr(selfplay, "core_controller", lambda spec: None if spec == "greedy" else spec)
     python_envs, python_vec = self_play_envs(searching, pool)
     assert not isinstance(python_vec, YanivVecEnv) and len(python_envs) == 2
+
+
+def test_rule_sets_are_drawn_per_game_for_the_teacher_and_the_tables(monkeypatch):
+    """rule_sets: the imitation stream and the learner's tables both play games under rules drawn
+    from the list (the observation's settings segment differs between them), the same seed the same
+    draws; a rule set the environments cannot play, or one of another hand size, is refused by name;
+    a bot without a form on the core is refused rather than silently playing rules alone."""
+    from agents.training import OpponentPool, self_play_envs
+    from agents.training import selfplay
+    from agents.training.imitation import imitation_stage
+    from agents.training.teacher import teacher_stream
+
+    sets = ["default", "default:yaniv_threshold=5,assaf_penalty=flat", "german:jokers=0"]
+    config = TrainConfig(players="2-3", n_envs=4, baselines=["heuristic"], rule_sets=sets)
+    settings = encoding.SETTINGS_FEATURES
+    chunk = next(teacher_stream(config, "heuristic", 1.0, seed=1, games=16, chunk=2000))
+    kinds = {tuple(row) for row in chunk["obs"][:, -settings:-(encoding.MAX_SEATS - 1)]}
+    assert len(kinds) == 3, "every rule set is played"
+    again = next(teacher_stream(config, "heuristic", 1.0, seed=1, games=16, chunk=2000))
+    assert np.array_equal(chunk["obs"], again["obs"])
+    envs, vec_env = self_play_envs(config, OpponentPool(config))
+    vec_env.seed(0)
+    vec_env.reset()
+    seen = set()
+    for _ in range(200):
+        seen |= {(r.yaniv_threshold, r.jokers) for r in vec_env.get_attr("rules")}
+        vec_env.step(np.array([np.flatnonzero(m)[0] for m in vec_env.action_masks()]))
+    assert seen == {(7, 2), (5, 2), (7, 0)}
+    for bad, words in ((["default:hand_size=6"], "hand size"), (["default:discarder_places_jokers=true"], "joker"),
+                       (["default:jokers=many"], "whole number"), (["nosuch"], "nosuch")):
+        with pytest.raises(ConfigError, match=words):
+            TrainConfig(rule_sets=bad)
+    monkeypatch.setattr(selfplay, "core_controller", lambda spec: None)
+    with pytest.raises(ValueError, match="rule_sets: baseline 'heuristic' has no form on the compiled core"):
+        self_play_envs(config, OpponentPool(config))
+    with pytest.raises(ValueError, match="rule_sets: the imitation bot 'search' has no compiled form"):
+        imitation_stage(TrainConfig(rule_sets=sets, imitation_bot="search", imitation_samples=10), model=None)

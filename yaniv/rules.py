@@ -321,6 +321,56 @@ def get_rules(rules: "str | Rules | Mapping[str, Any] | None" = None) -> Rules:
     raise TypeError(f"rules must be a preset name, a Rules object or a mapping, not {type(rules).__name__}")
 
 
+MAX_RULES_TEXT: Final = 2000  # characters of a spelled rule set (parse_rules): far above any real one
+
+
+def parse_rules(text: str) -> Rules:
+    """A rule set spelled on one line: a preset name, or a preset and changes,
+    ``"default:jokers=0,yaniv_threshold=6,score_reset_at=50/100,max_turns=none"``. Each value is read
+    as its setting's type (a whole number, true or false, a word, numbers joined by ``/`` for a
+    tuple, ``none`` for no turn cap); the result is validated as any ``Rules``. ValueError naming the
+    part that is wrong."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a rule set is a preset name or 'preset:key=value,...', got {text!r}")
+    if len(text) > MAX_RULES_TEXT:
+        raise ValueError(f"a rule set's text is at most {MAX_RULES_TEXT} characters, got {len(text)}")
+    name, colon, rest = (part.strip() for part in text.partition(":"))
+    base = get_rules(name)
+    if not colon:
+        return base
+    defaults = base.to_dict()
+    changes: dict[str, Any] = {}
+    for item in rest.split(","):
+        key, eq, value = (part.strip() for part in item.partition("="))
+        if not eq or key not in defaults:
+            raise ValueError(f"rule set {text!r}: {item.strip()!r} is not key=value with a setting of Rules "
+                             f"({', '.join(defaults)})")
+        if key in changes:
+            raise ValueError(f"rule set {text!r}: {key} is given twice")
+        default = defaults[key]
+        try:
+            if key == "max_turns":
+                changes[key] = None if value.lower() == "none" else int(value)
+            elif isinstance(default, bool):
+                if value.lower() not in ("true", "false"):
+                    raise ValueError
+                changes[key] = value.lower() == "true"
+            elif isinstance(default, tuple):
+                changes[key] = tuple(int(v) for v in value.split("/")) if value else ()
+            elif isinstance(default, int):
+                changes[key] = int(value)
+            else:
+                changes[key] = value
+        except ValueError:
+            kind = ("true or false" if isinstance(default, bool) else "whole numbers joined by /"
+                    if isinstance(default, tuple) else "a whole number")
+            raise ValueError(f"rule set {text!r}: {key} must be {kind}, got {value!r}") from None
+    try:
+        return base.replace(**changes)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"rule set {text!r}: {error}") from None
+
+
 def rules_table_markdown() -> str:
     """The settings table of docs/rules.md, rendered from the field metadata."""
     rows = [

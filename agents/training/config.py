@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from yaniv.rules import PRESETS
+from yaniv.rules import PRESETS, parse_rules
+from yaniv_env.encoding import check_expressible
 from agents.policies.ppo import ACTIVATIONS
 from yaniv_env.aec import ROUND_REWARDS
 
@@ -74,6 +75,7 @@ LIMITS: dict[str, tuple[int, int]] = {
 ``MAX_LAYERS`` layers): wide enough for any real run, narrow enough to refuse a typo before it
 allocates a million environments or a 100,000-wide layer."""
 MAX_LAYERS = 16
+MAX_RULE_SETS = 64
 
 
 class ConfigError(ValueError):
@@ -138,6 +140,11 @@ class TrainConfig:
     total_timesteps: int = _f(2_000_000, "Learner steps (decisions) to train for, resumed runs included.")
     players: str = _f("4", "Seats per table: a count such as 4, or a range such as 2-4 drawn per episode.")
     rules: str = _f("default", f"Rules preset: {', '.join(PRESETS)}.")
+    rule_sets: list[str] = _f([], "Rule sets drawn per game (per episode) while training, the imitation data and "
+                                  "the learner's tables alike; empty: every game plays rules. Each a preset, or a "
+                                  "preset with changes, 'default:jokers=0,yaniv_threshold=6' (yaniv.rules."
+                                  "parse_rules); one hand size. Needs the compiled core (every baseline and the "
+                                  "imitation bot with a form there). Evaluations play rules.")
     episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
     round_reward: str = _f("points", "Round reward: points (-points/50) or relative ((the others' mean points - "
                            "points)/50); see yaniv_env.aec.")
@@ -212,6 +219,16 @@ class TrainConfig:
         for key in ("ent_coef", "vf_coef"):
             need(getattr(self, key) >= 0, key, "a number >= 0")
         need(self.rules in PRESETS, "rules", f"one of {', '.join(PRESETS)}")
+        need(len(self.rule_sets) <= MAX_RULE_SETS, "rule_sets", f"at most {MAX_RULE_SETS} rule sets")
+        for text in self.rule_sets:
+            try:
+                drawn = parse_rules(text)
+                check_expressible(drawn)
+            except ValueError as error:
+                need(False, "rule_sets", str(error))
+            if self.rules in PRESETS:
+                need(drawn.hand_size == PRESETS[self.rules].hand_size, "rule_sets",
+                     f"rule sets dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
         need(self.episode in ("round", "game"), "episode", "round or game")
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")

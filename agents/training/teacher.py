@@ -4,7 +4,8 @@
         ...   # chunk: {"obs", "masks", "actions", "returns"}, each decision once
 
 ``teacher_stream`` plays ``games`` full games at a time on the core (``yaniv_env.core``), table
-sizes drawn from ``config.players``, under ``config.rules``; at every decision of every seat it
+sizes drawn from ``config.players``, under ``config.rules`` (or, with ``config.rule_sets``, each
+game under rules drawn from those); at every decision of every seat it
 records the observation and mask (``yaniv_env.core.observe``, the layout of
 ``yaniv_env.encoding``), the teacher's action (a compiled bot: ``yaniv_env.core.bots``) and, once
 the round is over, the round reward that followed, discounted by ``gamma`` per own decision of
@@ -31,7 +32,7 @@ from typing import Any, Iterator
 import numpy as np
 from numba import njit
 
-from yaniv.rules import PRESETS
+from yaniv.rules import PRESETS, parse_rules
 from yaniv_env.aec import points_rewards
 from yaniv_env.core import bots, engine, layout as L, observe as core_observe
 from yaniv_env.core.mirror import round_points
@@ -87,6 +88,7 @@ def teacher_stream(
     """Chunks of the teacher's decisions, for ever (see the module docstring); the caller stops."""
     kind, params = compiled_teacher(bot)
     rules = PRESETS[config.rules]
+    drawn = [parse_rules(text) for text in config.rule_sets]  # per game, when given
     counts = config.player_counts
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
     size = observation_size(rules.hand_size)
@@ -100,6 +102,8 @@ def teacher_stream(
     pending: list[list[list[int]]] = [[[] for _ in range(L.MAX_SEATS)] for _ in range(games)]
 
     def deal(g: int) -> None:
+        if drawn:
+            L.write_rules(S[g], drawn[int(rng.integers(len(drawn)))])
         n = counts[int(rng.integers(len(counts)))]
         R[g] = engine.seed_rng(int(rng.integers(2**63)))
         engine.new_game(S[g], R[g : g + 1], n, 0, 0)
