@@ -95,6 +95,7 @@ class SelfPlayCallback(BaseCallback):
         self._rollout_steps = 0
         self._clock_start = 0.0
         self._eval_text = "no evaluation yet"
+        self._paused = 0.0
 
     # SB3 hooks --------------------------------------------------------------------------------
 
@@ -119,6 +120,7 @@ class SelfPlayCallback(BaseCallback):
 
         torch.set_num_threads(self.config.rollout_threads)
         self._rollout_start = time.perf_counter()
+        self._paused = 0.0  # seconds of snapshots, evaluations and checkpoints inside this rollout
         self._rollout_steps = self.num_timesteps
         self._clock_start = sum(env.clock[0] for env in self.envs)
 
@@ -126,7 +128,7 @@ class SelfPlayCallback(BaseCallback):
         import torch
 
         torch.set_num_threads(self.config.torch_threads)
-        elapsed = time.perf_counter() - self._rollout_start
+        elapsed = time.perf_counter() - self._rollout_start - self._paused
         steps = self.num_timesteps - self._rollout_steps
         opponent = sum(env.clock[0] for env in self.envs) - self._clock_start
         if elapsed > 0:
@@ -148,12 +150,14 @@ class SelfPlayCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         c = self.config
+        start = time.perf_counter()
         if self._due("next_snapshot", c.snapshot_every):
             self.add_snapshot()
         if c.eval_every and self._due("next_eval", c.eval_every):
             self.evaluate()
         if self._due("next_checkpoint", c.checkpoint_every):
             self.save_checkpoint()
+        self._paused += time.perf_counter() - start  # not the rollout's: its rate counts the games alone
         step = self.num_timesteps
         if self.bar is not None:
             self.bar.update(step - self.bar.n)
