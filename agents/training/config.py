@@ -149,7 +149,8 @@ class TrainConfig:
     round_reward: str = _f("points", "Round reward: points (-points/50) or relative ((the others' mean points - "
                            "points)/50); see yaniv_env.aec.")
     max_turns: int = _f(500, "Turns after which a training episode is truncated and an evaluation round ends.")
-    n_envs: int = _f(8, "Environments stepped together (DummyVecEnv).", fixed=MODEL)
+    n_envs: int = _f(8, "Tables stepped together (one vector env on the compiled core; else a DummyVecEnv).",
+                     fixed=MODEL)
     n_steps: int = _f(256, "Steps per environment per rollout.", fixed=MODEL)
     batch_size: int = _f(512, "Minibatch size of the PPO update.", fixed=MODEL)
     n_epochs: int = _f(4, "Passes over each rollout.", fixed=MODEL)
