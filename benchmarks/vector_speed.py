@@ -66,9 +66,14 @@ def _pick(mask, r):
     return -1
 
 
+RANDOM, RANDOM_OBS, HEURISTIC = 0, 1, 2  # what each turn of ``play_turns`` does
+
+
 @njit(cache=True)
-def random_turns(S, R, masks, buf, turns):
-    """``turns`` turns over the batch: mask, a random legal action, apply; a new game where one ends."""
+def play_turns(S, R, mode, masks, obs, params, buf, obuf, turns):
+    """``turns`` turns over the batch, a new game where one ends. ``RANDOM``: the action mask, then
+    a random legal action; ``RANDOM_OBS``: the observation of the player to move as well;
+    ``HEURISTIC``: the heuristic's decision. Each move applied."""
     done = 0
     n = S.shape[0]
     while done < turns:
@@ -77,42 +82,14 @@ def random_turns(S, R, masks, buf, turns):
             r = R[g : g + 1]
             if s[L.PHASE] == L.PHASE_OVER:
                 E.new_game(s, r, s[L.PLAYERS], s[L.SINGLE_ROUND], 0)
-            E.action_mask(s, masks[g], buf)
-            E.apply_action(s, r, _pick(masks[g], r), buf)
-        done += n
-    return done
-
-
-@njit(cache=True)
-def random_obs_turns(S, R, masks, obs, buf, obuf, turns):
-    """``random_turns`` with the observation of the player to move built every turn as well."""
-    done = 0
-    n = S.shape[0]
-    while done < turns:
-        for g in range(n):
-            s = S[g]
-            r = R[g : g + 1]
-            if s[L.PHASE] == L.PHASE_OVER:
-                E.new_game(s, r, s[L.PLAYERS], s[L.SINGLE_ROUND], 0)
-            O.observe(s, s[L.CURRENT], obs[g], obuf)
-            E.action_mask(s, masks[g], buf)
-            E.apply_action(s, r, _pick(masks[g], r), buf)
-        done += n
-    return done
-
-
-@njit(cache=True)
-def heuristic_turns(S, R, params, buf, turns):
-    """``turns`` heuristic decisions over the batch, each applied; a new game where one ends."""
-    done = 0
-    n = S.shape[0]
-    while done < turns:
-        for g in range(n):
-            s = S[g]
-            r = R[g : g + 1]
-            if s[L.PHASE] == L.PHASE_OVER:
-                E.new_game(s, r, s[L.PLAYERS], s[L.SINGLE_ROUND], 0)
-            E.apply_action(s, r, B.heuristic_action(s, params, buf), buf)
+            if mode == HEURISTIC:
+                action = B.heuristic_action(s, params, buf)
+            else:
+                if mode == RANDOM_OBS:
+                    O.observe(s, s[L.CURRENT], obs[g], obuf)
+                E.action_mask(s, masks[g], buf)
+                action = _pick(masks[g], r)
+            E.apply_action(s, r, action, buf)
         done += n
     return done
 
@@ -126,32 +103,15 @@ def batch(players: int, rules: str, games: int, seed: int) -> tuple[np.ndarray, 
     return rows, R
 
 
-def core_random(players: int, rules: str, games: int, turns: int, seed: int) -> float:
-    S, R = batch(players, rules, games, seed)
-    size = action_table(get_rules(rules).hand_size).size
-    masks = np.zeros((games, size), dtype=np.int8)
-    buf = np.zeros(L.MAX_DISCARDS, dtype=np.int64)
-    start = time.process_time()
-    done = random_turns(S, R, masks, buf, turns)
-    return done / (time.process_time() - start)
-
-
-def core_random_obs(players: int, rules: str, games: int, turns: int, seed: int) -> float:
+def core_rate(mode: int, players: int, rules: str, games: int, turns: int, seed: int) -> float:
+    """Turns a second of ``play_turns`` in ``mode`` (CPU time)."""
     S, R = batch(players, rules, games, seed)
     hand = get_rules(rules).hand_size
     masks = np.zeros((games, action_table(hand).size), dtype=np.int8)
     obs = np.zeros((games, observation_size(hand)), dtype=np.float32)
-    buf = np.zeros(L.MAX_DISCARDS, dtype=np.int64)
-    start = time.process_time()
-    done = random_obs_turns(S, R, masks, obs, buf, O.scratch(), turns)
-    return done / (time.process_time() - start)
-
-
-def core_heuristic(players: int, rules: str, games: int, turns: int, seed: int) -> float:
-    S, R = batch(players, rules, games, seed)
     buf = np.zeros(max(B.SCRATCH, L.MAX_DISCARDS), dtype=np.int64)
     start = time.process_time()
-    done = heuristic_turns(S, R, B.heuristic_params(), buf, turns)
+    done = play_turns(S, R, mode, masks, obs, B.heuristic_params(), buf, O.scratch(), turns)
     return done / (time.process_time() - start)
 
 
@@ -207,14 +167,12 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     start = time.perf_counter()
-    core_random(2, "default", 8, 16, 0)  # compiles, or loads the cache
+    core_rate(RANDOM, 2, "default", 8, 16, 0)  # compiles, or loads the cache
     first = time.perf_counter() - start
     with tempfile.TemporaryDirectory() as empty:
         cold = first_turn(empty)
     print(f"jit: cold start (a new process, empty cache: import, compile, first turn) {cold:.2f} s; "
           f"warm start (a new process, cache filled) {first_turn():.2f} s; this process's first call {first:.2f} s")
-    core_random_obs(2, "default", 8, 16, 0)
-    core_heuristic(2, "default", 8, 16, 0)
 
     def best(measure) -> float:
         return max(measure(r) for r in range(args.repeats))
@@ -222,9 +180,9 @@ def main() -> None:
     for players in (2, 4):
         for rules in ("default", "german"):
             engine = best(lambda r: engine_turns_per_second(players, rules, args.turns // 20, seed=r))
-            core = best(lambda r: core_random(players, rules, args.games, args.turns, r))
-            obs = best(lambda r: core_random_obs(players, rules, args.games, args.turns // 4, r))
-            heuristic = best(lambda r: core_heuristic(players, rules, args.games, args.turns // 10, r))
+            core = best(lambda r: core_rate(RANDOM, players, rules, args.games, args.turns, r))
+            obs = best(lambda r: core_rate(RANDOM_OBS, players, rules, args.games, args.turns // 4, r))
+            heuristic = best(lambda r: core_rate(HEURISTIC, players, rules, args.games, args.turns // 10, r))
             python = best(lambda r: python_heuristic(players, rules, args.turns // 400, r))
             print(f"players={players} rules={rules:<8} engine {engine:,.0f} turns/s | "
                   f"core random+mask {core:,.0f} turns/s ({core / engine:.0f}x) | "
