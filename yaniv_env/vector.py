@@ -165,9 +165,6 @@ class CompiledSearch:
         search.search_games(S, R, games, self.params, self.ranking, out)
         return out
 
-    def act_batch(self, observations: np.ndarray, masks: np.ndarray, rng: Any) -> np.ndarray:
-        raise TypeError("the compiled search moves on game rows (act_rows), not on observations")
-
     def __repr__(self) -> str:
         return f"CompiledSearch(budget={self.budget})"
 
@@ -297,7 +294,7 @@ class YanivBatch:
             if code is None:
                 code = self._bot_codes[controller] = self._parse_bot(controller)
             return code
-        if is_snapshot(controller):
+        if is_snapshot(controller) or isinstance(controller, CompiledSearch):  # played outside the kernel
             index = self._snapshot_ids.get(id(controller))
             if index is None:
                 if self._free:

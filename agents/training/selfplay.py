@@ -182,11 +182,10 @@ def core_controller(spec: str) -> Any | None:
     return spec
 
 
-def compiled_baselines(config: TrainConfig) -> dict[str, Any] | None:
-    """Each baseline of ``config`` and what plays it on the compiled core (``core_controller``), or
-    None when one of them has no form there (its tables then stay on the Python engine)."""
-    found = {spec: core_controller(spec) for spec in config.baselines}
-    return None if any(c is None for c in found.values()) else found
+def compiled_baselines(config: TrainConfig) -> dict[str, Any]:
+    """Each baseline of ``config`` and what plays it on the compiled core (``core_controller``; None
+    for one with no form there, whose presence keeps the tables on the Python engine)."""
+    return {spec: core_controller(spec) for spec in config.baselines}
 
 
 class CoreSelfPlayEnv:
@@ -224,11 +223,11 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[Any], 
     compiled form (``CoreSelfPlayEnv``), else ``SelfPlayEnv``s in a DummyVecEnv. Each item of the
     list has a ``clock`` of the seconds spent choosing opponent moves."""
     controllers = compiled_baselines(config)
-    if controllers is not None:
+    missing = [spec for spec, c in controllers.items() if c is None]
+    if not missing:
         core = CoreSelfPlayEnv(config, pool, controllers)
         return [core], core.vec_env
     if config.rule_sets:
-        missing = [spec for spec in config.baselines if core_controller(spec) is None]
         raise ValueError(f"rule_sets: baseline {missing[0]!r} has no form on the compiled core, and the Python "
                          "engine's tables play rules only")
     from stable_baselines3.common.vec_env import DummyVecEnv
