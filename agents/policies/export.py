@@ -9,9 +9,10 @@ checkpoint (``.zip``: a pickle underneath, which can run code when loaded, so it
 ``model.onnx``
     inputs ``observation`` (float32, [batch, observation size]) and ``action_mask`` (bool,
     [batch, actions]); outputs ``masked_logits`` (float32, [batch, actions], -inf where the mask
-    is false) and ``action`` (int64, [batch], the best legal action). The graph is the policy's
-    actor, written layer by layer from its weights (MatMul, Add, Tanh/Relu; Gather and Pad for
-    the stakes skip of ``agents.policies.stakes``), so it needs nothing but ONNX itself: onnxruntime, or
+    is false or the stall rule of ``agents.policies.stall`` removes a move) and ``action`` (int64,
+    [batch], the best legal action). The graph is the policy's actor, written layer by layer from
+    its weights (MatMul, Add, Tanh/Relu; Gather and Pad for the stakes skip of
+    ``agents.policies.stakes``), then the stall rule and the mask, so it needs nothing but ONNX itself: onnxruntime, or
     any other ONNX runtime, in any language.
 ``bot.json``
     what a loader must know: the format, the observation layout (version and segments), the action
@@ -35,6 +36,7 @@ import numpy as np
 
 from agents.policies.ppo import NumpyPolicy, load_policy
 from agents.policies.stakes import SKIP_SEGMENTS
+from agents.policies.stall import stall_columns
 from yaniv.rules import get_rules
 from yaniv_env.encoding import DRAW_SOURCES, LAYOUT_VERSION, action_table, observation_layout
 from yaniv_env.encoding import hand_size_for as observation_hand_size  # this module's hand_size_for takes a policy
@@ -92,8 +94,32 @@ def onnx_model(policy: NumpyPolicy) -> Any:
             helper.make_node("Pad", ["skip_moves", "skip_pads"], ["skip"]),  # zeros for Yaniv and slamdown
             helper.make_node("Add", ["mlp_logits", "skip"], ["logits"]),
         ]
+    # The stall rule (agents.policies.stall): past its turns, no pile draw while another move is legal.
+    columns = stall_columns(n_obs)
+    if columns is None:
+        raise ValueError(f"the policy takes {n_obs} inputs: no observation layout has that size")
+    turn_index, pile = columns
+    initializers += [
+        numpy_helper.from_array(np.array([turn_index], dtype=np.int64), "stall_turn_index"),
+        numpy_helper.from_array(np.array([1.0], dtype=np.float32), "one"),
+        numpy_helper.from_array(np.array([0.0], dtype=np.float32), "zero"),
+        numpy_helper.from_array(~pile, "not_pile"),
+        numpy_helper.from_array(pile, "pile"),
+    ]
+    nodes += [
+        helper.make_node("Gather", ["observation", "stall_turn_index"], ["turn"], axis=1),  # [batch, 1]
+        helper.make_node("GreaterOrEqual", ["turn", "one"], ["stalled"]),
+        helper.make_node("And", ["action_mask", "not_pile"], ["unstalled_mask"]),
+        helper.make_node("Cast", ["unstalled_mask"], ["unstalled_float"], to=TensorProto.FLOAT),
+        helper.make_node("ReduceMax", ["unstalled_float"], ["unstalled_any_float"], axes=[1], keepdims=1),
+        helper.make_node("Greater", ["unstalled_any_float", "zero"], ["unstalled_any"]),
+        helper.make_node("And", ["stalled", "unstalled_any"], ["use_stall_rule"]),
+        helper.make_node("And", ["use_stall_rule", "pile"], ["stalled_pile"]),  # mask & ~(use & pile)
+        helper.make_node("Not", ["stalled_pile"], ["not_stalled_pile"]),
+        helper.make_node("And", ["action_mask", "not_stalled_pile"], ["played_mask"]),
+    ]
     initializers.append(numpy_helper.from_array(np.array([-np.inf], dtype=np.float32), "minus_inf"))
-    nodes.append(helper.make_node("Where", ["action_mask", "logits", "minus_inf"], ["masked_logits"]))
+    nodes.append(helper.make_node("Where", ["played_mask", "logits", "minus_inf"], ["masked_logits"]))
     nodes.append(helper.make_node("ArgMax", ["masked_logits"], ["action_2d"], axis=1, keepdims=1))
     nodes.append(helper.make_node("Squeeze", ["action_2d", "axis1"], ["action"]))
     graph = helper.make_graph(

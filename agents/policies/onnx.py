@@ -8,7 +8,8 @@ True
 
 ``ExportedPolicy`` has the interface of ``agents.policies.ppo.NumpyPolicy`` (``masked_logits``,
 ``act``, and ``act_batch`` for a batch of observations), so ``PPOAgent`` and the tournament's
-batched games play either. Loading checks everything before the first move, and
+batched games play either, the stall rule (``agents.policies.stall``) included, also for a model
+exported before its graph held it. Loading checks everything before the first move, and
 refuses with a ValueError naming the file and the field: ``bot.json``'s size, nesting and every
 field's type (read by ``yaniv.protocol.parse_json``), the format, the observation layout version (a
 bot trained on another layout is refused, not misread), the sizes against the hand size, the
@@ -30,6 +31,7 @@ import numpy as np
 
 from agents.policies.export import BOT_FORMAT, META_FILE, MODEL_FILE
 from agents.policies.ppo import pick_action
+from agents.policies.stall import stall_masks
 from yaniv.protocol import MAX_TEXT_BYTES, ProtocolError, parse_json, quote, rules_from_json
 from yaniv.rules import MAX_HAND, MIN_HAND
 from yaniv_env.encoding import LAYOUT_VERSION, action_table, observation_layout
@@ -142,7 +144,7 @@ class ExportedPolicy:
         """The logits, -inf where ``mask`` is false; a batch for a batch ([n, size]) of observations."""
         batch = observation.ndim == 2
         obs = np.asarray(observation, dtype=np.float32).reshape(-1, self.observation_size)
-        mask = np.asarray(mask, dtype=bool).reshape(-1, self.num_actions)
+        mask = stall_masks(obs, np.asarray(mask, dtype=bool).reshape(-1, self.num_actions))  # models exported before it
         logits, _ = self.session.run(None, {"observation": obs, "action_mask": mask})
         return logits if batch else logits[0]
 
@@ -161,7 +163,9 @@ class ExportedPolicy:
         legal = np.asarray(masks).astype(bool)
         if not legal.any(axis=1).all():
             raise ValueError(f"the action mask of row {int(np.flatnonzero(~legal.any(axis=1))[0])} allows no action")
-        logits = self.masked_logits(np.asarray(observations).reshape(len(legal), -1), legal).astype(np.float64)
+        observations = np.asarray(observations).reshape(len(legal), -1)
+        legal = stall_masks(observations, legal)
+        logits = self.masked_logits(observations, legal).astype(np.float64)
         if rng is not None:
             u = np.maximum(rng.random(logits.shape), 1e-300)
             logits = logits - np.log(-np.log(u))  # + Gumbel noise: argmax is a softmax sample

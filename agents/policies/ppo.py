@@ -4,7 +4,8 @@
 the action logits, and the stakes skip where the policy has one: ``agents.policies.stakes``) as plain
 arrays and runs the forward pass in numpy. It is what frozen snapshots use as self-play
 opponents (a torch call per opponent move would cost more than the environment step) and what
-``PPOAgent`` plays with. Weights are saved as ``.npz`` files, which
+``PPOAgent`` plays with; its moves follow the stall rule (``agents.policies.stall``: no pile draws
+once a round has run 100 turns). Weights are saved as ``.npz`` files, which
 load without running any code (``allow_pickle=False``).
 
 ``load_policy(path)`` reads either such an ``.npz`` or an SB3 checkpoint (``.zip``). An SB3
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import SeededAgent
+from agents.policies.stall import stall_masks
 from yaniv import Move, PlayerView
 from yaniv.protocol import ProtocolError, parse_json
 from yaniv.rules import Rules
@@ -122,8 +124,9 @@ class NumpyPolicy:
         return logits
 
     def masked_logits(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The logits, -inf where ``mask`` is false or the stall rule (``agents.policies.stall``) removes a move."""
         logits = self.logits(observation).astype(np.float32)
-        return np.where(mask.astype(bool), logits, -np.inf)
+        return np.where(stall_masks(observation, mask), logits, -np.inf)
 
     def act(self, observation: np.ndarray, mask: np.ndarray, rng: np.random.Generator | None = None) -> int:
         """The best legal action, or one sampled from the masked softmax when ``rng`` is given."""
@@ -138,6 +141,7 @@ class NumpyPolicy:
         legal = masks.astype(bool)
         if not legal.any(axis=1).all():
             raise ValueError(f"the action mask of row {int(np.flatnonzero(~legal.any(axis=1))[0])} allows no action")
+        legal = stall_masks(observations, legal)
         logits = self.logits(observations).astype(np.float64)
         if rng is not None:
             u = np.maximum(rng.random(logits.shape), 1e-300)
