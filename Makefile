@@ -1,4 +1,5 @@
-# Set-up and checks. `make test` creates .venv, installs the project and runs the test suite.
+# Set-up and checks. `make test` creates .venv, installs the project (with the test and RLlib
+# extras, so the RLlib backend's test runs too) and runs the test suite.
 #
 # TORCH picks the PyTorch build installed before the project. The pinned default is a CPU wheel on
 # the project's CI machines and a regular PyPI wheel elsewhere; pass e.g.
@@ -17,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,rllib]"
 	touch $@
 
 test: setup

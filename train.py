@@ -1,7 +1,8 @@
-"""Train a Yaniv agent with MaskablePPO (sb3-contrib) against an opponent pool.
+"""Train a Yaniv agent with MaskablePPO (sb3-contrib) against an opponent pool, or on Ray RLlib.
 
     python train.py --config configs/default.yaml [key=value ...]     # python train.py --help: every key
     python train.py --resume runs/NAME [key=value ...]
+    python train.py --config configs/rllib.yaml [ray_address=auto]    # backend: rllib (docs/distributed.md)
 
 The run writes to ``runs/<name>/`` (``agents.training.runs`` lists the files and their write
 order). Ctrl-C saves a checkpoint; ``--resume`` continues the steps, the pool and the curves, and
@@ -13,6 +14,11 @@ Every bad input (a config key, a corrupted run folder, an unwritable ``runs_dir`
 Trust: ``--resume`` loads the run's own checkpoints/latest.zip, an SB3 checkpoint, which is a
 pickle and can run code; naming the folder is the request to load it. Resume only run folders you
 trust.
+
+``backend: rllib`` (in the config, or ``backend=rllib``) trains on Ray RLlib instead
+(``agents.training.rllib``): the same keys, run folder, curves, checkpoints, Ctrl-C and
+``--resume`` (its checkpoint, ``checkpoints/rllib_<step>/``, is pickles too), with the Ray
+cluster joined before anything is written.
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ from pathlib import Path
 from agents.training import (
     SelfPlayCallback, TrainConfig, imitation_stage, imitation_summary, new_run, resume_run, self_play_envs,
 )
+from agents.training.config import requested_backend
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description="Train a Yaniv agent with MaskablePPO against an opponent pool.",
+        description="Train a Yaniv agent with MaskablePPO against an opponent pool (backend: sb3), or on Ray "
+                    "RLlib (backend: rllib; keys marked rllib: are its own, docs/distributed.md).",
         epilog="config keys:\n" + TrainConfig.field_docs(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -36,14 +44,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     source.add_argument("--config", type=Path, help="YAML file of config keys (see configs/)")
     source.add_argument("--resume", type=Path, metavar="RUN_DIR",
                         help="continue the run in RUN_DIR (afresh if it stopped before its first checkpoint); "
-                             "this loads RUN_DIR/checkpoints/latest.zip, a pickle that can run code: resume only "
-                             "run folders you trust")
+                             "this loads RUN_DIR/checkpoints/latest.zip (rllib: checkpoints/rllib_<step>/), "
+                             "pickles that can run code: resume only run folders you trust")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config keys to override")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if requested_backend(args.config, args.resume, args.overrides) == "rllib":
+        return train_rllib(args)
 
     # -- Open the run: every check before anything is written, then claim the folder ------------
     try:
@@ -92,6 +102,59 @@ def main(argv: list[str] | None = None) -> int:
     callback.final_evaluation()
     run.finish(model.num_timesteps)
     return 0
+
+
+def train_rllib(args: argparse.Namespace) -> int:
+    """``backend: rllib``: the same steps on Ray RLlib (``agents.training.rllib``)."""
+    from agents.training import rllib
+
+    # -- Open the run and join Ray: every check before anything is written, then claim the folder
+    try:
+        rllib.require_ray()
+        from agents.training.rllib import trainer as rt
+
+        run, checkpoint = rt.open_run(args.config, args.resume, args.overrides)
+        cluster = rt.connect(run.config)
+    except ValueError as error:
+        print(f"train.py: error: {error}", file=sys.stderr)
+        return 2
+    try:
+        run.write_files()
+    except ValueError as error:
+        rt.disconnect()
+        print(f"train.py: error: {error}", file=sys.stderr)
+        return 2
+    config = run.config
+    print(f"rllib: {cluster}; {config.env_runners} env runner(s) x {config.envs_per_runner} tables, "
+          f"{config.learners or 'the local'} learner(s)", flush=True)
+
+    # -- The algorithm (env runners, learners, modules; the checkpoint's, if resumed), then PPO ---
+    trainer = None
+    interrupted = False
+    try:
+        trainer = rt.RLlibTrainer(run, checkpoint)
+        try:
+            with rt.StopOnInterrupt() as stop:  # Ctrl-C: the iteration under way finishes, then the save
+                while trainer.steps < config.total_timesteps and not stop.requested:
+                    trainer.iteration()
+            interrupted = stop.requested
+        except KeyboardInterrupt:  # a second Ctrl-C
+            interrupted = True
+        trainer.save_checkpoint()
+        if interrupted:
+            print(f"\ninterrupted at step {trainer.steps}: checkpoint saved; continue with --resume {run.dir}")
+            return 0
+
+        # -- The final evaluation (if none ran at this step) and the summary ---------------------
+        trainer.final_evaluation()
+        run.finish(trainer.steps)
+        if trainer.last_rate:
+            print(f"  throughput {trainer.last_rate:,.0f} env steps/s (sampling and update, the last iteration)")
+        return 0
+    finally:
+        if trainer is not None:
+            trainer.close()
+        rt.disconnect()
 
 
 if __name__ == "__main__":

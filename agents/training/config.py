@@ -20,6 +20,11 @@ Each field carries its doc and, when a resumed run cannot honour a change of it,
 restores them, the network is rebuilt from the saved architecture, the run folder is the one
 resumed, and the imitation stage ran before the first PPO step. ``refuse_changes_on_resume``
 turns such a change into an error rather than a line in config.yaml that the run ignored.
+
+Backends: ``backend`` picks the trainer, ``sb3`` (MaskablePPO in this process, the default) or
+``rllib`` (Ray RLlib, ``agents.training.rllib``). The keys of one backend alone (``RLLIB_KEYS``,
+``SB3_KEYS``) are refused by name when set for the other; ``requested_backend`` reads the backend a
+command asks for before the config is built, so train.py can dispatch.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ RUN = "the run's folder is the one given to --resume"
 MODEL = "SB3 saved it with the model, and MaskablePPO.load restores the saved value"
 NETWORK = "the checkpoint's network was built with it"
 IMITATION = "the imitation stage runs once, before the run's first PPO step"
+BACKEND = "the run's checkpoints are its backend's own"
 
 
 MAX_STEPS = 2**31 - 1
@@ -70,6 +76,11 @@ LIMITS: dict[str, tuple[int, int]] = {
     "imitation_rounds": (1, 100),
     "imitation_batch_size": (1, 1 << 20),
     "net_arch": (1, 4096),
+    # RLlib's keys
+    "ray_num_cpus": (0, 1 << 16),
+    "env_runners": (0, 4096),
+    "envs_per_runner": (1, 1024),
+    "learners": (0, 1024),
 }
 """The inclusive range of each integer key (of each layer size for ``net_arch``, which has at most
 ``MAX_LAYERS`` layers): wide enough for any real run, narrow enough to refuse a typo before it
@@ -197,6 +208,22 @@ class TrainConfig:
     imitation_batch_size: int = _f(256, "Minibatch size of the imitation.", fixed=IMITATION)
     progress: bool = _f(True, "Show a progress bar.")
 
+    # -- The backend, and the keys of RLlib's alone (RLLIB_KEYS; docs/distributed.md) ------------
+    backend: str = _f("sb3", "Trainer: sb3 (MaskablePPO in this process) or rllib (Ray RLlib: multi-agent self-play "
+                             "on env runners, pip install -e '.[rllib]', docs/distributed.md).", fixed=BACKEND)
+    ray_address: str = _f("", "rllib: the Ray cluster to join: empty starts a local Ray instance; auto, the one "
+                              "'ray start' runs on this machine; or HOST:PORT of a head node.")
+    ray_num_cpus: int = _f(0, "rllib: CPUs of the local Ray instance (0: all of the machine's); not with ray_address.")
+    env_runners: int = _f(1, "rllib: env runner processes playing the games, one CPU each (0: in the trainer's "
+                             "process).")
+    envs_per_runner: int = _f(4, "rllib: tables each env runner steps together, one forward pass for all.")
+    learners: int = _f(0, "rllib: learner processes updating the network (0: in the trainer's process); rollouts "
+                          "are split among them.")
+    learner_gpus: float = _f(0.0, "rllib: GPUs per learner (0: CPU).")
+    shared_fraction: float = _f(0.5, "rllib: chance that an opponent seat not given a baseline is played by the "
+                                     "learner itself (one shared policy, trained on every seat it plays) rather "
+                                     "than by a frozen snapshot; every such seat is, until the first snapshot.")
+
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, _coerce(f, getattr(self, f.name)))
@@ -237,7 +264,12 @@ class TrainConfig:
         low, high = LIMITS["net_arch"]
         need(1 <= len(self.net_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.net_arch), "net_arch",
              f"a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
-        need(self.batch_size <= self.n_envs * self.n_steps, "batch_size", "at most n_envs * n_steps")
+        if self.backend == "rllib":
+            need(self.batch_size <= self.rollout_steps, "batch_size",
+                 "at most n_steps * envs_per_runner * max(1, env_runners) / max(1, learners) (a learner's rollout)")
+        else:
+            need(self.batch_size <= self.n_envs * self.n_steps, "batch_size", "at most n_envs * n_steps")
+        self._validate_backend(need)
         try:
             counts = self.player_counts
         except ValueError:
@@ -253,6 +285,25 @@ class TrainConfig:
                     check_spec(spec)
                 except ValueError as error:
                     need(False, key, str(error))
+
+    def _validate_backend(self, need: Any) -> None:
+        """The backend, and each key of the other backend alone left at its default."""
+        need(self.backend in BACKENDS, "backend", " or ".join(BACKENDS))
+        own, other = (RLLIB_KEYS, SB3_KEYS) if self.backend == "rllib" else (SB3_KEYS, RLLIB_KEYS)
+        for key, why in other.items():
+            default = _default(FIELDS[key])
+            need(getattr(self, key) == default, key, f"its default with backend {self.backend} ({why}; default {default!r})")
+        if self.backend == "rllib":
+            need(self.learner_gpus >= 0, "learner_gpus", "a number >= 0")
+            need(0.0 <= self.shared_fraction <= 1.0, "shared_fraction", "a number from 0 to 1")
+            need(not (self.ray_address and self.ray_num_cpus), "ray_num_cpus",
+                 "0 with ray_address (a cluster's CPUs are its nodes')")
+
+    @property
+    def rollout_steps(self) -> int:
+        """rllib: the env steps one learner updates on per iteration (each runner's tables times
+        n_steps, split among the learners)."""
+        return self.n_steps * self.envs_per_runner * max(1, self.env_runners) // max(1, self.learners)
 
     @property
     def player_counts(self) -> tuple[int, ...]:
@@ -286,6 +337,42 @@ class TrainConfig:
 FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
 FIXED_ON_RESUME = {name: f.metadata["fixed"] for name, f in FIELDS.items() if f.metadata["fixed"]}
 """The keys a resumed run cannot change, and why."""
+
+BACKENDS = ("sb3", "rllib")
+_NOT_RLLIB = "the RLlib backend has no such stage or setting"
+RLLIB_KEYS = {key: "a key of backend rllib" for key in (
+    "ray_address", "ray_num_cpus", "env_runners", "envs_per_runner", "learners", "learner_gpus", "shared_fraction")}
+"""The keys of the RLlib backend alone (refused, by name, away from their defaults under sb3)."""
+SB3_KEYS = {
+    "n_envs": "RLlib's tables are env_runners x envs_per_runner",
+    "rollout_threads": "RLlib's env runners set their own threads",
+    "stakes_skip": "RLlib's network is the plain actor and critic",
+    "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
+    "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
+    "imitation_batch_size": _NOT_RLLIB,
+    "rule_sets": "RLlib's tables play rules",
+}
+"""The keys of the SB3 backend alone, and why the RLlib backend refuses them away from their defaults."""
+
+
+def requested_backend(config_path: Path | None, resume_dir: Path | None, overrides: Sequence[str] = ()) -> str:
+    """The backend a train.py command asks for, before its config is built: a ``backend=`` override,
+    else the YAML file's (or, resuming, the run's config.yaml's) ``backend``, else ``sb3``. Unreadable
+    files and bad values are left for ``load_config`` to name."""
+    for item in reversed(list(overrides)):
+        key, sep, value = item.partition("=")
+        if sep and key.strip() == "backend":
+            return value.strip()
+    path = resume_dir / "config.yaml" if resume_dir is not None else config_path
+    try:
+        settings = read_yaml_mapping(path) if path is not None else {}
+    except ConfigError:
+        return "sb3"
+    return str(settings.get("backend", "sb3"))
+
+
+def _default(f: dataclasses.Field) -> Any:
+    return f.default_factory() if f.default is dataclasses.MISSING else f.default
 
 
 def _type_name(f: dataclasses.Field) -> str:
