@@ -495,3 +495,33 @@ def test_rule_sets_are_drawn_per_game_for_the_teacher_and_the_tables(monkeypatch
         self_play_envs(config, OpponentPool(config))
     with pytest.raises(ValueError, match="rule_sets: the imitation bot 'search' has no compiled form"):
         imitation_stage(TrainConfig(rule_sets=sets, imitation_bot="search", imitation_samples=10), model=None)
+
+
+def test_rule_space_draws_many_rule_sets_for_the_teacher_and_the_tables():
+    """rule_space: house: the run's games pick from a sample of the space drawn once from the seed
+    (the same seed, the same sample), and the imitation stream plays many of them; a space with
+    rule_sets, or an unknown space, is refused by name."""
+    from agents.training import OpponentPool, self_play_envs
+    from agents.training.teacher import teacher_stream
+
+    config = TrainConfig(players="2-3", n_envs=4, baselines=["heuristic"], rule_space="house")
+    sample = config.training_rule_sets()
+    assert sample == TrainConfig(rule_space="house").training_rule_sets()
+    assert sample != TrainConfig(rule_space="house", seed=1).training_rule_sets()
+    assert len(set(sample)) > 1000 * 0.99, "the space is large: a sample hardly repeats"
+    settings = encoding.SETTINGS_FEATURES
+    chunk = next(teacher_stream(config, "heuristic", 1.0, seed=1, games=16, chunk=2000))
+    kinds = {tuple(row) for row in chunk["obs"][:, -settings:-(encoding.MAX_SEATS - 1)]}
+    assert len(kinds) >= 10, "games under many rule sets"
+    envs, vec_env = self_play_envs(config, OpponentPool(config))
+    vec_env.seed(0)
+    vec_env.reset()
+    seen = set()
+    for _ in range(100):
+        seen |= set(vec_env.get_attr("rules"))
+        vec_env.step(np.array([np.flatnonzero(m)[0] for m in vec_env.action_masks()]))
+    assert len(seen) >= 10 and seen <= set(sample)
+    for bad, words in (({"rule_space": "nosuch"}, "unknown rule space 'nosuch'"),
+                       ({"rule_space": "house", "rule_sets": ["german"]}, "either rule_space or rule_sets")):
+        with pytest.raises(ConfigError, match=words):
+            TrainConfig(**bad)

@@ -35,7 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from yaniv.rules import PRESETS, parse_rules
+import numpy as np
+
+from yaniv.rule_space import get_rule_space
+from yaniv.rules import PRESETS, Rules, parse_rules
 from yaniv_env.encoding import check_expressible
 from agents.policies.ppo import ACTIVATIONS
 from yaniv_env.aec import ROUND_REWARDS
@@ -87,6 +90,8 @@ LIMITS: dict[str, tuple[int, int]] = {
 allocates a million environments or a 100,000-wide layer."""
 MAX_LAYERS = 16
 MAX_RULE_SETS = 64
+RULE_SPACE_SAMPLE = 1024
+"""The rule sets a ``rule_space`` run draws once and its games pick from (the vector env's most)."""
 
 
 class ConfigError(ValueError):
@@ -156,6 +161,10 @@ class TrainConfig:
                                   "preset with changes, 'default:jokers=0,yaniv_threshold=6' (yaniv.rules."
                                   "parse_rules); one hand size. Needs the compiled core (every baseline and the "
                                   "imitation bot with a form there). Evaluations play rules.")
+    rule_space: str = _f("", "Draw each training game's rules from this space instead (yaniv.rule_space: house): "
+                             f"a sample of {RULE_SPACE_SAMPLE:,} rule sets drawn once from the seed, which each "
+                             "game picks from, the imitation data and the learner's tables alike; empty: none. "
+                             "Not with rule_sets. Evaluations play rules.")
     episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
     round_reward: str = _f("points", "Round reward: points (-points/50) or relative ((the others' mean points - "
                            "points)/50); see yaniv_env.aec.")
@@ -257,6 +266,15 @@ class TrainConfig:
             if self.rules in PRESETS:
                 need(drawn.hand_size == PRESETS[self.rules].hand_size, "rule_sets",
                      f"rule sets dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
+        if self.rule_space:
+            try:
+                space = get_rule_space(self.rule_space)
+            except ValueError as error:
+                need(False, "rule_space", str(error))
+            need(not self.rule_sets, "rule_space", "either rule_space or rule_sets, not both")
+            if self.rules in PRESETS:
+                need(space.base.hand_size == PRESETS[self.rules].hand_size, "rule_space",
+                     f"a space dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
         need(self.episode in ("round", "game"), "episode", "round or game")
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
@@ -315,6 +333,14 @@ class TrainConfig:
             raise ValueError(text)
         return tuple(range(low_n, high_n + 1))
 
+    def training_rule_sets(self) -> list[Rules]:
+        """The rule sets the training games draw from, one per game: ``rule_sets`` parsed, or the
+        sample of ``rule_space`` (from the seed, so a resumed run draws the same); empty: ``rules``."""
+        if self.rule_space:
+            rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(11,)))
+            return get_rule_space(self.rule_space).sample(RULE_SPACE_SAMPLE, rng)
+        return [parse_rules(text) for text in self.rule_sets]
+
     @property
     def run_dir(self) -> Path:
         return Path(self.runs_dir) / self.name
@@ -350,7 +376,7 @@ SB3_KEYS = {
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,
-    "rule_sets": "RLlib's tables play rules",
+    "rule_sets": "RLlib's tables play rules", "rule_space": "RLlib's tables play rules",
 }
 """The keys of the SB3 backend alone, and why the RLlib backend refuses them away from their defaults."""
 

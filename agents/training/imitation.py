@@ -253,8 +253,9 @@ def imitation_stage(config: TrainConfig, model: Any) -> dict[str, float]:
     try:
         compiled_teacher(config.imitation_bot)
     except ValueError:
-        if config.rule_sets:
-            raise ValueError(f"rule_sets: the imitation bot {config.imitation_bot!r} has no compiled form, and the "
+        if config.rule_sets or config.rule_space:
+            key = "rule_sets" if config.rule_sets else "rule_space"
+            raise ValueError(f"{key}: the imitation bot {config.imitation_bot!r} has no compiled form, and the "
                              "Python engine's imitation plays rules only") from None
         return _python_imitation_stage(config, model)
     start = time.perf_counter()

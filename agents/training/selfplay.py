@@ -47,7 +47,6 @@ from agents.base import Agent
 from agents.policies.ppo import NumpyPolicy
 from agents.training.config import TrainConfig
 from yaniv.game import Move, PlayerView
-from yaniv.rules import parse_rules
 from yaniv_env.gym_env import YanivGymEnv
 
 
@@ -213,7 +212,7 @@ class CoreSelfPlayEnv:
         self.vec_env = Timed(
             num_envs=config.n_envs, players=config.players, rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
-            opponents=draw, rule_sets=[parse_rules(text) for text in config.rule_sets] or None,
+            opponents=draw, rule_sets=config.training_rule_sets() or None,
         )
 
 
@@ -227,8 +226,9 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[Any], 
     if not missing:
         core = CoreSelfPlayEnv(config, pool, controllers)
         return [core], core.vec_env
-    if config.rule_sets:
-        raise ValueError(f"rule_sets: baseline {missing[0]!r} has no form on the compiled core, and the Python "
+    if config.rule_sets or config.rule_space:
+        key = "rule_sets" if config.rule_sets else "rule_space"
+        raise ValueError(f"{key}: baseline {missing[0]!r} has no form on the compiled core, and the Python "
                          "engine's tables play rules only")
     from stable_baselines3.common.vec_env import DummyVecEnv
 

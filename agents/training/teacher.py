@@ -4,8 +4,8 @@
         ...   # chunk: {"obs", "masks", "actions", "returns"}, each decision once
 
 ``teacher_stream`` plays ``games`` full games at a time on the core (``yaniv_env.core``), table
-sizes drawn from ``config.players``, under ``config.rules`` (or, with ``config.rule_sets``, each
-game under rules drawn from those); at every decision of every seat it
+sizes drawn from ``config.players``, under ``config.rules`` (or, with ``config.rule_sets`` or ``config.rule_space``,
+each game under rules drawn from those); at every decision of every seat it
 records the observation and mask (``yaniv_env.core.observe``, the layout of
 ``yaniv_env.encoding``), the teacher's action (a compiled bot: ``yaniv_env.core.bots``) and, once
 the round is over, the round reward that followed, discounted by ``gamma`` per own decision of
@@ -32,7 +32,7 @@ from typing import Any, Iterator
 import numpy as np
 from numba import njit
 
-from yaniv.rules import PRESETS, parse_rules
+from yaniv.rules import PRESETS
 from yaniv_env.aec import points_rewards
 from yaniv_env.core import bots, engine, layout as L, observe as core_observe
 from yaniv_env.core.mirror import round_points
@@ -88,7 +88,7 @@ def teacher_stream(
     """Chunks of the teacher's decisions, for ever (see the module docstring); the caller stops."""
     kind, params = compiled_teacher(bot)
     rules = PRESETS[config.rules]
-    drawn = [parse_rules(text) for text in config.rule_sets]  # per game, when given
+    drawn = config.training_rule_sets()  # per game, when given
     counts = config.player_counts
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
     size = observation_size(rules.hand_size)
