@@ -133,6 +133,7 @@ def train_rllib(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         trainer = rt.RLlibTrainer(run, checkpoint)
+        print(trainer.placement(), flush=True)
         try:
             with rt.StopOnInterrupt() as stop:  # Ctrl-C: the iteration under way finishes, then the save
                 while trainer.steps < config.total_timesteps and not stop.requested:

@@ -283,11 +283,28 @@ class RLlibTrainer:
         self.algo.env_runner_group.foreach_env_runner(lambda runner: publish_pool_fill(count), local_env_runner=True)
 
     def runner_nodes(self) -> list[str]:
-        """The Ray node id of each remote env runner (the trainer's own node for none)."""
+        """The Ray node id of each remote env runner (empty with ``env_runners: 0``)."""
         import ray
 
+        if not self.config.env_runners:
+            return []
         return self.algo.env_runner_group.foreach_env_runner(
             lambda runner: ray.get_runtime_context().get_node_id(), local_env_runner=False)
+
+    def placement(self) -> str:
+        """Where the env runners run: each node's id and address, with its count of runners."""
+        import ray
+
+        nodes = self.runner_nodes()
+        if not nodes:
+            return "env runners: none (the trainer's process samples)"
+        address = {n["NodeID"]: n.get("NodeManagerAddress", "?") for n in ray.nodes()}
+        here = ray.get_runtime_context().get_node_id()
+        parts = []
+        for node in sorted(set(nodes)):
+            where = address.get(node, "?") + (", the trainer's node" if node == here else "")
+            parts.append(f"{nodes.count(node)} on node {node[:12]} ({where})")
+        return "env runners: " + ", ".join(parts)
 
     # -- one iteration and the schedule -----------------------------------------------------------
 
