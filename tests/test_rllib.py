@@ -114,6 +114,43 @@ def test_an_unreachable_ray_address_fails_within_seconds_naming_it(tmp_path, cap
     assert not any(tmp_path.iterdir())
 
 
+def test_the_multi_agent_env_maps_seats_to_modules_and_pays_every_agent_at_the_end():
+    pytest.importorskip("ray.rllib")
+    from agents.training.rllib.env import LEARNER, YanivMultiAgentEnv, env_config, module_for_agent, publish_pool_fill
+
+    config = load_config(None, ["backend=rllib", "players=2-8", "baselines=[random,greedy]", "baseline_fraction=0.3",
+                                "shared_fraction=0.5", "pool_size=3"])
+    env = YanivMultiAgentEnv(env_config(config))
+    rng = np.random.default_rng(0)
+    seen_modules, seen_sizes = set(), set()
+    try:
+        publish_pool_fill(2)
+        for episode in range(40):
+            obs, _ = env.reset(seed=episode)
+            seen_sizes.add(env.aec.num_players)
+            assert env.players.count(None) + len(env.agents) == env.aec.num_players
+            assert any(p is not None and module_for_agent(p) == LEARNER for p in env.players)
+            acted: set[str] = set()
+            while True:
+                (agent, o), = obs.items()  # turn-based: one agent observes, the one to move
+                seen_modules.add(module_for_agent(agent))
+                assert o["observation"].shape == env.single_observation_space["observation"].shape
+                legal = np.flatnonzero(o["action_mask"])
+                acted.add(agent)
+                obs, rewards, terminated, truncated, _ = env.step({agent: int(rng.choice(legal))})
+                if terminated["__all__"] or truncated["__all__"]:
+                    assert set(obs) == set(rewards) == acted  # every agent that played gets its reward
+                    assert all(not o["action_mask"].any() for o in obs.values())
+                    break
+                assert list(rewards.values()) == [0.0]
+        with pytest.raises(ValueError, match="illegal action"):
+            (agent, o), = env.reset(seed=1)[0].items()
+            env.step({agent: int(np.flatnonzero(o["action_mask"] == 0)[0])})
+    finally:
+        publish_pool_fill(0)
+    assert seen_modules == {LEARNER, "snapshot_0", "snapshot_1"} and len(seen_sizes) >= 5
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     pytest.importorskip("ray.rllib")

@@ -96,7 +96,7 @@ FIXED_CHANGES = {
     "learning_rate": "1e-3", "gamma": "0.9", "gae_lambda": "0.9", "clip_range": "0.1", "ent_coef": "0.0",
     "vf_coef": "1.0", "net_arch": "[16,16]", "activation": "relu", "stakes_skip": "true", "imitation_samples": "100",
     "imitation_bot": "greedy", "imitation_epochs": "2", "imitation_rounds": "2", "imitation_learning_rate": "1e-3",
-    "imitation_schedule": "cosine", "imitation_batch_size": "64",
+    "imitation_schedule": "cosine", "imitation_batch_size": "64", "backend": "rllib",
 }
 
 

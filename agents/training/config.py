@@ -473,6 +473,10 @@ def load_config(yaml_path: str | Path | None, overrides: Sequence[str] = (), bas
     unknown = sorted(set(settings) - set(FIELDS))
     if unknown:
         raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))}; run train.py --help for the keys")
+    if base is not None and settings.get("backend", "sb3") != base.get("backend", "sb3"):  # before the keys of one
+        was, now = base.get("backend", "sb3"), settings.get("backend")                      # backend are checked
+        raise ConfigError(f"config key 'backend' cannot change on --resume (the run has {was!r}, not {now!r}): "
+                          f"{BACKEND}; start a new run to change it")
     return TrainConfig(**settings)
 
 
