@@ -112,7 +112,8 @@ def main() -> None:
         for runners in args.runners:
             scaled = load_config(args.config, ["backend=rllib", f"env_runners={runners}", *args.overrides])
             overall, sampling, learner = rllib_rates(scaled, args.iterations)
-            print(f"RLlib {runners} runner(s), {runners} x {scaled.envs_per_runner} tables: {overall:8,.0f} env steps/s "
+            tables = f"{runners} x {scaled.envs_per_runner} tables"
+            print(f"RLlib {runners} runner(s), {tables}: {overall:8,.0f} env steps/s "
                   f"overall, {sampling:8,.0f} sampling, {learner:8,.0f} learner decisions/s", flush=True)
     finally:
         ray.shutdown()

@@ -73,7 +73,8 @@ def main() -> int:
         if done.returncode:
             print(done.stderr[-3000:])
             return 1
-        placed = re.findall(r"(\d+) on node (\w+)", next(l for l in done.stdout.splitlines() if l.startswith("env runners:")))
+        placement = next(line for line in done.stdout.splitlines() if line.startswith("env runners:"))
+        placed = re.findall(r"(\d+) on node (\w+)", placement)
         on_worker = len(worker) == 1 and all(worker[0].startswith(node) for _, node in placed)
         count = sum(int(n) for n, _ in placed)
         print(f"{count} env runner(s), {'all on the worker node' if on_worker else 'NOT all on the worker node'}; "

@@ -232,7 +232,8 @@ def test_the_rllib_checkpoint_converts_exports_and_loads_as_a_bot(resumed, tmp_p
     assert convert_main([str(checkpoint), str(tmp_path / "w.npz")]) == 2
     assert convert_main([str(checkpoint), str(tmp_path / "w.npz"), "--trust-pickle"]) == 0
     converted, latest = NumpyPolicy.load(tmp_path / "w.npz"), NumpyPolicy.load(resumed / "checkpoints" / "latest.npz")
-    assert all(np.array_equal(a, b) for a, b in zip(converted.weights + converted.biases, latest.weights + latest.biases))
+    for a, b in zip(converted.weights + converted.biases, latest.weights + latest.biases):
+        np.testing.assert_array_equal(a, b)
 
     # 1,000 positions of random play at 2 to 8 seats, below the stall rule's turn (the export's, not the module's)
     rng = np.random.default_rng(0)
@@ -255,7 +256,8 @@ def test_the_rllib_checkpoint_converts_exports_and_loads_as_a_bot(resumed, tmp_p
 
     module = load_module(checkpoint, trust_pickle=True)
     with torch.no_grad():
-        out = module.forward_inference({"obs": {"observation": torch.from_numpy(obs), "action_mask": torch.from_numpy(mask)}})
+        batch = {"obs": {"observation": torch.from_numpy(obs), "action_mask": torch.from_numpy(mask)}}
+        out = module.forward_inference(batch)
     module_moves = out["action_dist_inputs"].argmax(dim=-1).numpy()
     assert mask[np.arange(1000), module_moves].all()  # the module's own masking
 

@@ -58,7 +58,8 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):
         hidden = [int(n) for n in config.get("net_arch", [128, 128])]
         activation = config.get("activation", "tanh")
         if activation not in TORCH_ACTIVATIONS:
-            raise ValueError(f"MaskedActorCritic: unknown activation {activation!r}; known: {', '.join(TORCH_ACTIVATIONS)}")
+            known = ", ".join(TORCH_ACTIVATIONS)
+            raise ValueError(f"MaskedActorCritic: unknown activation {activation!r}; known: {known}")
         n_obs = int(self.observation_space["observation"].shape[0])
         n_act = int(self.action_space.n)
         self.actor = _mlp([n_obs, *hidden, n_act], activation, 0.01)
