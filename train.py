@@ -125,22 +125,25 @@ def train_rllib(args: argparse.Namespace) -> int:
         print(f"train.py: error: {error}", file=sys.stderr)
         return 2
     config = run.config
-    print(f"rllib: {cluster}; {config.env_runners} env runner(s) x {config.envs_per_runner} tables, "
-          f"{config.learners or 'the local'} learner(s)", flush=True)
+    learners = f"{config.learners} learner process(es)" if config.learners else "the learner in this process"
+    print(f"rllib: {cluster}; {config.env_runners} env runner(s) x {config.envs_per_runner} tables, {learners}",
+          flush=True)
 
     # -- The algorithm (env runners, learners, modules; the checkpoint's, if resumed), then PPO ---
     trainer = None
-    interrupted = False
     try:
-        trainer = rt.RLlibTrainer(run, checkpoint)
-        print(trainer.placement(), flush=True)
         try:
             with rt.StopOnInterrupt() as stop:  # Ctrl-C: the iteration under way finishes, then the save
+                trainer = rt.RLlibTrainer(run, checkpoint)
+                print(trainer.placement(), flush=True)
                 while trainer.steps < config.total_timesteps and not stop.requested:
                     trainer.iteration()
             interrupted = stop.requested
         except KeyboardInterrupt:  # a second Ctrl-C
             interrupted = True
+        if trainer is None:  # stopped before the algorithm was built: the folder is as it was
+            print(f"\ninterrupted before the first iteration; continue with --resume {run.dir}")
+            return 0
         trainer.save_checkpoint()
         if interrupted:
             print(f"\ninterrupted at step {trainer.steps}: checkpoint saved; continue with --resume {run.dir}")

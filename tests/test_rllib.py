@@ -157,7 +157,7 @@ def run_dir(tmp_path_factory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
     done = train("--config", str(ROOT / "configs" / "rllib.yaml"), f"runs_dir={runs}", "name=tiny", *TINY)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "trained" in done.stdout and "local Ray instance" in done.stdout
+    assert "trained" in done.stdout and "local Ray instance" in done.stdout and "env runners: 1 on node" in done.stdout
     return runs / "tiny"
 
 
