@@ -141,7 +141,7 @@ def train_rllib(args: argparse.Namespace) -> int:
             interrupted = stop.requested
         except KeyboardInterrupt:  # a second Ctrl-C
             interrupted = True
-        if trainer is None:  # stopped before the algorithm was built: the folder is as it was
+        if trainer is None:  # stopped while the algorithm was built: nothing trained, nothing to save
             print(f"\ninterrupted before the first iteration; continue with --resume {run.dir}")
             return 0
         trainer.save_checkpoint()
