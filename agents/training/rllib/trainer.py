@@ -39,8 +39,8 @@ for SB3's checkpoints. Resume only run folders you trust; the ``.npz`` weights l
 
 Ray: ``connect`` starts a local instance (``ray_num_cpus`` CPUs, 0: all) or joins
 ``ray_address`` (``auto``: the instance ``ray start`` runs on this machine; ``HOST:PORT``: a
-head node, checked with a TCP connection first, so an unreachable one fails within seconds,
-naming the address). Either way it checks the cluster has the CPUs and GPUs the runners and
+head node, checked with a TCP connection first, then given ``CONNECT_TIMEOUT_S`` to answer as
+Ray's GCS, so an unreachable one fails within seconds, naming the address). Either way it checks the cluster has the CPUs and GPUs the runners and
 learners ask for, since Ray would otherwise wait for them forever; ``close`` stops the algorithm
 and disconnects (a local instance ends with it).
 """
@@ -148,6 +148,8 @@ def connect(config: TrainConfig) -> str:
     address = config.ray_address
     if address and address != "auto":
         _check_reachable(address)
+    if address:  # Ray retries a cluster's GCS for a minute; a cluster that answers does so at once
+        os.environ.setdefault("RAY_gcs_server_port_wait_time_s", str(int(CONNECT_TIMEOUT_S)))
     try:
         if address:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
