@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     # -- A head start: copy a bot, once, before the first PPO step -------------------------------
     if config.imitation_samples and model.num_timesteps == 0 and "imitation" not in state:
         state["imitation"] = imitation_stage(config, model)
-        run.save(model)  # --resume starts after the imitation
+        run.save_imitation(model)  # imitation.npz, the learning stage's start; --resume starts after it
         print(imitation_summary(config, state["imitation"]), flush=True)
 
     # -- PPO -------------------------------------------------------------------------------------

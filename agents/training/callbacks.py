@@ -67,6 +67,7 @@ def evaluate_policy(
         "win_rate_low": low,
         "win_rate_high": high,
         "points_per_round": stats.points_per_round or 0.0,
+        "margin": stats.margin or 0.0,  # the others' points a round minus its own, paired by deal
         "yaniv_per_round": stats.calls_per_round or 0.0,
         "assafed_rate": stats.assafed_per_call or 0.0,
         "rounds_per_game": stats.rounds_per_game or 0.0,

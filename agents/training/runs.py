@@ -16,6 +16,8 @@ A run lives in ``<runs_dir>/<name>/``:
     checkpoints/best.zip|npz the best model by mean evaluation win rate
     pool/snapshot_*.npz      the frozen snapshots in the opponent pool
     policy.npz               the best policy, copied there at the end
+    imitation.npz            the policy after the imitation stage, before the first PPO step: where
+                             the learning stage started, to measure its end point against
 
 Trust: ``--resume`` loads the run's own checkpoints/latest.zip, an SB3 checkpoint, which is a
 pickle and can run code. Naming a folder to ``--resume`` is the explicit request to load it, so no
@@ -312,6 +314,13 @@ class Run:
             remove_leftovers(self.dir)
         except OSError as error:
             raise ConfigError(f"config key 'runs_dir': cannot write the run folder {self.dir}: {error}") from None
+
+    def save_imitation(self, model: Any) -> None:
+        """imitation.npz: the policy the imitation stage made, before any PPO step (then ``save``)."""
+        from agents.policies.ppo import NumpyPolicy
+
+        NumpyPolicy.from_sb3(model, meta={"rules": self.config.rules, "step": 0}).save(self.dir / "imitation.npz")
+        self.save(model)
 
     def save(self, model: Any) -> None:
         """checkpoints/latest.zip, then state.json: a resumed run starts from here."""
