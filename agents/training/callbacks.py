@@ -77,6 +77,15 @@ def evaluate_policy(
 
 
 
+def evaluate_opponents(policy: NumpyPolicy, config: TrainConfig) -> dict[str, dict[str, float]]:
+    """``evaluate_policy`` against each of ``config.eval_opponents`` (``eval_games`` at ``eval_players``
+    seats, the same seed each time): what both backends' evaluations play."""
+    players = config.eval_players or max(config.player_counts)
+    return {opponent: evaluate_policy(policy, opponent, players, config.eval_games, seed=config.seed + 7919,
+                                      rules=config.rules, episode=config.eval_episode, max_turns=config.max_turns)
+            for opponent in config.eval_opponents}
+
+
 class SelfPlayCallback(BaseCallback):
     """Adds snapshots to the pool, evaluates, writes checkpoints and drives the progress bar.
 
@@ -188,14 +197,8 @@ class SelfPlayCallback(BaseCallback):
     def evaluate(self) -> dict[str, dict[str, float]]:
         c = self.config
         policy = self.current_policy()
-        players = c.eval_players or max(c.player_counts)
-        results = {}
-        for opponent in c.eval_opponents:
-            stats = evaluate_policy(
-                policy, opponent, players, c.eval_games, seed=c.seed + 7919, rules=c.rules,
-                episode=c.eval_episode, max_turns=c.max_turns,
-            )
-            results[opponent] = stats
+        results = evaluate_opponents(policy, c)
+        for opponent, stats in results.items():
             for key, value in stats.items():
                 self.logger.record(f"eval_{opponent}/{key}", value)
         score = float(np.mean([r["win_rate"] for r in results.values()]))

@@ -29,7 +29,7 @@ leaves a resumable folder) beside ``checkpoints/latest.npz``; the best policy by
 ``pool/snapshot_*.npz`` as for SB3 and are written into the snapshot modules on every change (and
 after a resume), oldest in ``snapshot_0``. TensorBoard (``tb/ppo_1``): ``rollout/*`` and
 ``train/*`` (RLlib's returns, lengths and losses), ``eval_<opponent>/*`` and ``eval/mean_win_rate``
-(``agents.training.callbacks.evaluate_policy``, on a ``NumpyPolicy`` of the learner's weights:
+(``agents.training.callbacks.evaluate_opponents``, on a ``NumpyPolicy`` of the learner's weights:
 the evaluation plays the bot the run would export, and stops on any illegal move),
 ``selfplay/*`` (env steps per second, overall and while sampling; the pool's size) and the config.
 
@@ -58,7 +58,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents.policies.ppo import NumpyPolicy
-from agents.training.callbacks import evaluate_policy
+from agents.training.callbacks import evaluate_opponents
 from agents.training.config import ConfigError, TrainConfig, load_config, read_yaml_mapping, refuse_changes_on_resume
 from agents.training.runs import Run, load_pool, load_state, new_run, new_state, save_state
 from agents.training.selfplay import OpponentPool
@@ -375,12 +375,8 @@ class RLlibTrainer:
         """The learner's policy against each of ``eval_opponents`` (as the SB3 callback's)."""
         c = self.config
         policy = self.current_policy()
-        players = c.eval_players or max(c.player_counts)
-        results = {}
-        for opponent in c.eval_opponents:
-            stats = evaluate_policy(policy, opponent, players, c.eval_games, seed=c.seed + 7919, rules=c.rules,
-                                    episode=c.eval_episode, max_turns=c.max_turns)
-            results[opponent] = stats
+        results = evaluate_opponents(policy, c)
+        for opponent, stats in results.items():
             for key, value in stats.items():
                 self.writer.add_scalar(f"eval_{opponent}/{key}", value, self.steps)
         score = float(np.mean([r["win_rate"] for r in results.values()]))
