@@ -126,8 +126,9 @@ def train_rllib(args: argparse.Namespace) -> int:
         return 2
     config = run.config
     learners = f"{config.learners} learner process(es)" if config.learners else "the learner in this process"
-    print(f"rllib: {cluster}; {config.env_runners} env runner(s) x {config.envs_per_runner} tables, {learners}",
-          flush=True)
+    tables = "on the compiled core" if config.rllib_env == "vector" else "AEC"
+    print(f"rllib: {cluster}; {config.env_runners} env runner(s) x {config.envs_per_runner} tables ({tables}), "
+          f"{learners}", flush=True)
 
     # -- The algorithm (env runners, learners, modules; the checkpoint's, if resumed), then PPO ---
     trainer = None

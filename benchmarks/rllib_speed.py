@@ -1,22 +1,24 @@
 """RLlib's training throughput beside SB3's, for the same network and tables, and from 1 to N runners.
 
-    python benchmarks/rllib_speed.py [--config configs/rllib.yaml] [--iterations 3] [--runners 1 2] [key=value ...]
+    python benchmarks/rllib_speed.py [--config configs/rllib.yaml] [--iterations 3] [--runners 1 2]
+                                     [--envs vector aec] [key=value ...]
 
 Needs the extra (pip install -e ".[rllib]"). In one run, on this machine, in wall time:
 
 * SB3: MaskablePPO built as train.py builds it (``backend: sb3``) on ``envs_per_runner`` tables of
   the config's players, baselines and network, ``n_steps`` steps per table per rollout; a warm-up
   rollout and update, then ``--iterations`` of them timed;
-* RLlib: the algorithm train.py builds (``agents.training.rllib.trainer.algorithm_config``) with
-  each count of ``--runners`` env runners of ``envs_per_runner`` tables (a local Ray instance of
-  ``max(--runners)`` CPUs); a warm-up iteration, then ``--iterations`` timed.
+* RLlib: the algorithm train.py builds (``agents.training.rllib.trainer.algorithm_config``) for
+  each ``rllib_env`` of ``--envs`` (``vector``: the tables on the compiled core; ``aec``: the AEC
+  table) with each count of ``--runners`` env runners of ``envs_per_runner`` tables (a local Ray
+  instance of ``max(--runners)`` CPUs); a warm-up iteration, then ``--iterations`` timed.
 
 Each line gives env steps per second overall (sampling and update) and while sampling alone, and
-learner decisions per second. The units differ between the two where the tables hold more than
-the learner: an SB3 env step is one learner decision (the opponents move inside the env, on the
-compiled core), an RLlib env step is one decision of any seat a module plays (the learner, or a
-snapshot), the baseline seats moving inside the env (on the Python agents). Learner decisions per
-second are the common unit: what a run's total_timesteps counts.
+learner decisions per second. The units differ where the tables hold more than the learner: an
+SB3 env step, and one of ``rllib_env: vector``, is one learner decision (the opponents move inside
+the env, on the compiled core); an ``aec`` env step is one decision of any seat a module plays
+(the learner, or a snapshot), the baseline seats moving inside the env (on the Python agents).
+Learner decisions per second are the common unit: what a run's total_timesteps counts.
 """
 
 from __future__ import annotations
@@ -67,9 +69,9 @@ def sb3_rates(config: TrainConfig, iterations: int) -> tuple[float, float]:
 
 def rllib_rates(config: TrainConfig, iterations: int) -> tuple[float, float, float]:
     """(env steps/s overall, env steps/s while sampling, learner decisions/s) of the RLlib algorithm."""
-    from agents.training.rllib.env import LEARNER
-    from agents.training.rllib.trainer import algorithm_config
+    from agents.training.rllib.trainer import algorithm_config, learner_module
 
+    module = learner_module(config)
     algo = algorithm_config(config, seed=config.seed).build_algo()
     try:
         algo.train()  # warm-up
@@ -78,7 +80,7 @@ def rllib_rates(config: TrainConfig, iterations: int) -> tuple[float, float, flo
         for _ in range(iterations):
             result = algo.train()
             env_steps += result["env_runners"]["num_env_steps_sampled"]
-            learner_steps += result["env_runners"]["num_module_steps_sampled"][LEARNER]
+            learner_steps += result["env_runners"]["num_module_steps_sampled"][module]
             sampling += result["timers"]["env_runner_sampling_timer"]
         elapsed = time.perf_counter() - start
     finally:
@@ -91,6 +93,8 @@ def main() -> None:
     parser.add_argument("--config", type=Path, default=ROOT / "configs/rllib.yaml")
     parser.add_argument("--iterations", type=int, default=3, help="timed iterations after a warm-up (default: 3)")
     parser.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env runner counts (default: 1 2)")
+    parser.add_argument("--envs", nargs="+", default=["vector", "aec"], choices=["vector", "aec"],
+                        help="what the runners play, rllib_env (default: vector aec)")
     parser.add_argument("overrides", nargs="*", metavar="key=value")
     args = parser.parse_args()
     config = load_config(args.config, ["backend=rllib", *args.overrides])
@@ -109,12 +113,14 @@ def main() -> None:
 
     ray.init(num_cpus=max(args.runners), include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        for runners in args.runners:
-            scaled = load_config(args.config, ["backend=rllib", f"env_runners={runners}", *args.overrides])
-            overall, sampling, learner = rllib_rates(scaled, args.iterations)
-            tables = f"{runners} x {scaled.envs_per_runner} tables"
-            print(f"RLlib {runners} runner(s), {tables}: {overall:8,.0f} env steps/s "
-                  f"overall, {sampling:8,.0f} sampling, {learner:8,.0f} learner decisions/s", flush=True)
+        for env in args.envs:
+            for runners in args.runners:
+                scaled = load_config(args.config, ["backend=rllib", f"rllib_env={env}", f"env_runners={runners}",
+                                                   *args.overrides])
+                overall, sampling, learner = rllib_rates(scaled, args.iterations)
+                tables = f"{runners} x {scaled.envs_per_runner} tables"
+                print(f"RLlib {env:6} {runners} runner(s), {tables}: {overall:8,.0f} env steps/s "
+                      f"overall, {sampling:8,.0f} sampling, {learner:8,.0f} learner decisions/s", flush=True)
     finally:
         ray.shutdown()
 

@@ -67,6 +67,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-turns", type=int, default=500, help="turn cap of a round (default: 500)")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    parser.add_argument("--loops-against", default="random,greedy,heuristic,search,self",
+                        help="the loop check's opponents, 'self' for the bot itself (default: all)")
     args = parser.parse_args()
     only = [c.strip() for c in args.only.split(",") if c.strip()]
     unknown = sorted(set(only) - set(CHECKS))
@@ -117,7 +119,8 @@ def main() -> None:
             print(f"rules {name}: {interval(me)} of {me.games} {unit} vs heuristic; target >= 55%: "
                   f"{verdict(me.win_rate >= 0.55)} ({seconds:.0f} s)")
     if "loops" in only:
-        for other in ("random", "greedy", "heuristic", "search", bot):
+        against = [bot if name.strip() == "self" else name.strip() for name in args.loops_against.split(",")]
+        for other in [name for name in against if name]:
             result, seconds = play([bot, other], 2, 10_000)
             print(f"loops vs {other if other != bot else 'itself'}: {result.capped_rounds} of {result.rounds} rounds "
                   f"reached the turn cap in {result.games} games; target 0: {verdict(result.capped_rounds == 0)} "

@@ -46,7 +46,11 @@ def tree_digest(folder: Path) -> dict[str, str]:
     (["backend=rllib", "n_envs=64"], "n_envs"),
     (["backend=rllib", "imitation_samples=1000"], "imitation_samples"),
     (["backend=rllib", "stakes_skip=true"], "stakes_skip"),
-    (["backend=rllib", "rule_sets=[french]"], "rule_sets"),
+    (["backend=rllib", "rllib_env=aec", "rule_sets=[french]"], "rule_sets"),
+    (["backend=rllib", "rllib_env=aec", "rule_space=house"], "rule_space"),
+    (["backend=rllib", "shared_fraction=0.9"], "shared_fraction"),
+    (["backend=rllib", "rllib_env=gym"], "rllib_env"),
+    (["rllib_env=aec"], "rllib_env"),
     (["backend=rllib", "ray_address=auto", "ray_num_cpus=2"], "ray_num_cpus"),
     (["backend=rllib", "batch_size=100000"], "batch_size"),
     (["backend=torch"], "backend"),
@@ -91,6 +95,63 @@ def test_a_missing_extra_is_one_line_saying_how_to_install_it(tmp_path, monkeypa
     assert code == 2 and len(err.splitlines()) == 1
     assert "pip install -e '.[rllib]'" in err
     assert not any(tmp_path.iterdir())
+
+
+def test_the_core_tables_are_rllibs_next_step_vector_env_with_the_pool_inside():
+    """rllib_env vector's env (no Ray needed): dict observations with the mask, all zeros on an
+    episode's last one; the action sent after it ignored; the pool's snapshot and the baselines
+    seated; the same seed the same stream, another seed another; rules drawn per game."""
+    from agents.policies.ppo import NumpyPolicy
+    from agents.training.rllib.tables import CoreTables
+    from gymnasium.vector import AutoresetMode
+
+    config = load_config(None, ["backend=rllib", "players=2-4", "baselines=[greedy]", "baseline_fraction=0.5",
+                                "rule_space=house", "max_turns=60"])
+    calls = []
+
+    class Counted(NumpyPolicy):
+        def act_batch(self, obs, masks, rng):
+            calls.append(len(obs))
+            return super().act_batch(obs, masks, rng)
+
+    def run(seed: int, steps: int) -> tuple[list[bytes], int]:
+        env = CoreTables({"config": config.to_dict()}, num_envs=6)
+        assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+        n_obs = env.single_observation_space["observation"].shape[0]
+        n_act = env.single_action_space.n
+        w = np.random.default_rng(0)
+        env.set_pool([(100, Counted([w.normal(size=(8, n_obs)).astype(np.float32),
+                                     w.normal(size=(n_act, 8)).astype(np.float32)],
+                                    [np.zeros(8, np.float32), np.zeros(n_act, np.float32)], "tanh"))])
+        obs, _ = env.reset(seed=seed)
+        rng = np.random.default_rng(1)
+        stream, ends, after_end = [obs["observation"].tobytes()], 0, np.zeros(6, dtype=bool)
+        for _ in range(steps):
+            assert env.observation_space.contains(obs)
+            mask = obs["action_mask"]
+            assert mask[~after_end].any(axis=1).all() and not mask[after_end].any()
+            actions = (rng.random(mask.shape) * (mask > 0) + (mask > 0)).argmax(axis=1)
+            actions[after_end] = 0  # ignored: the new episode's first observation comes back
+            obs, rewards, terminated, truncated, infos = env.step(actions)
+            assert rewards.dtype == np.float32 and (rewards[after_end] == 0).all()
+            after_end = terminated | truncated
+            ends += int(after_end.sum())
+            stream.append(obs["observation"].tobytes())
+        return stream, ends
+
+    first, ends = run(5, 150)
+    assert ends >= 10 and calls, "episodes ended, and the snapshot played seats"
+    assert run(5, 150)[0] == first
+    assert run(6, 1)[0][0] != first[0]
+    from agents.registry import register, unregister
+    from agents.baselines.random_agent import RandomAgent
+
+    register("python_only", lambda spec, seed: RandomAgent(seed), help="a bot with no compiled form")
+    try:
+        with pytest.raises(ValueError, match="'python_only' has no form on the compiled core"):
+            CoreTables({"config": {**config.to_dict(), "baselines": ["python_only"]}})
+    finally:
+        unregister("python_only")
 
 
 # -- With Ray ---------------------------------------------------------------------------------
@@ -158,6 +219,7 @@ def run_dir(tmp_path_factory) -> Path:
     done = train("--config", str(ROOT / "configs" / "rllib.yaml"), f"runs_dir={runs}", "name=tiny", *TINY)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "trained" in done.stdout and "local Ray instance" in done.stdout and "env runners: 1 on node" in done.stdout
+    assert "2 tables (on the compiled core)" in done.stdout
     return runs / "tiny"
 
 
@@ -176,6 +238,28 @@ def test_a_run_writes_the_sb3_layout_with_an_rllib_checkpoint(run_dir):
     events.Reload()
     tags = set(events.Tags()["scalars"])
     assert {"eval_greedy/win_rate", "eval/mean_win_rate", "selfplay/env_steps_per_second", "train/policy_loss"} <= tags
+
+
+def test_the_aec_table_trains_the_learner_among_snapshot_modules_and_converts(tmp_path):
+    """rllib_env aec end to end: the multi-agent table, the snapshot modules filled from the pool,
+    and the learner module (``learner``, beside the snapshots') converting to the run's weights."""
+    from agents.policies.ppo import NumpyPolicy
+    from agents.training.rllib.convert import policy_from_checkpoint
+
+    pytest.importorskip("ray.rllib")
+    done = train("--config", str(ROOT / "configs" / "rllib.yaml"), f"runs_dir={tmp_path}", "name=aec", *TINY,
+                 "rllib_env=aec", "total_timesteps=300", "eval_every=0", "shared_fraction=0.5")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "2 tables (AEC)" in done.stdout
+    run = tmp_path / "aec"
+    state = json.loads((run / "state.json").read_text())
+    assert state["timesteps"] >= 300 and len(state["pool"]) == 2
+    checkpoint = run / "checkpoints" / f"rllib_{state['timesteps']:09d}"
+    assert (checkpoint / "learner_group" / "learner" / "rl_module" / "snapshot_1").is_dir()
+    converted = policy_from_checkpoint(checkpoint, trust_pickle=True)
+    latest = NumpyPolicy.load(run / "checkpoints" / "latest.npz")
+    for a, b in zip(converted.weights + converted.biases, latest.weights + latest.biases):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_a_refused_resume_touches_nothing(run_dir, capsys):

@@ -183,6 +183,61 @@ def test_gymnasium_face_same_step_autoreset():
     env.close()
 
 
+def test_gymnasium_face_next_step_autoreset_is_the_same_step_stream_a_step_later():
+    """The same seeds and per-env choices give each env the same observations and rewards in both
+    modes; next-step returns an episode's last observation (mask all zeros) at its end, then, ignoring
+    the action sent (here an illegal one), the next episode's first observation with reward 0."""
+    E = 5
+    transcripts = {}
+    for mode in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
+        env = YanivVectorEnv(num_envs=E, players="2-3", opponents="heuristic", episode="round", max_turns=40,
+                             autoreset_mode=mode)
+        assert env.metadata["autoreset_mode"] == mode and YanivVectorEnv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+        obs, infos = env.reset(seed=11)
+        picks = [np.random.default_rng(100 + i) for i in range(E)]  # one draw per real decision of env i
+        events = [[("obs", obs[i].tobytes())] for i in range(E)]
+        dealt = np.zeros(E, dtype=bool)
+        for _ in range(120):
+            mask = infos["action_mask"]
+            actions = np.zeros(E, dtype=np.int64)
+            for i in range(E):
+                if dealt[i]:
+                    actions[i] = int(np.flatnonzero(mask[i] == 0)[0]) if not mask[i].all() else 0
+                else:
+                    legal = np.flatnonzero(mask[i])
+                    actions[i] = legal[int(picks[i].integers(len(legal)))]
+            obs, rewards, terminated, truncated, infos = env.step(actions)
+            assert np.array_equal(env.action_masks(), infos["action_mask"].astype(bool))
+            ended = terminated | truncated
+            for i in range(E):
+                if mode == AutoresetMode.SAME_STEP:
+                    if ended[i]:
+                        events[i].append(("end", infos["final_obs"][i].tobytes(), float(rewards[i])))
+                        events[i].append(("obs", obs[i].tobytes()))
+                    else:
+                        events[i].append(("step", float(rewards[i]), obs[i].tobytes()))
+                elif dealt[i]:
+                    assert rewards[i] == 0 and not ended[i] and infos["action_mask"][i].any()
+                    events[i].append(("obs", obs[i].tobytes()))
+                elif ended[i]:
+                    assert not infos["action_mask"][i].any()
+                    events[i].append(("end", obs[i].tobytes(), float(rewards[i])))
+                else:
+                    events[i].append(("step", float(rewards[i]), obs[i].tobytes()))
+            if mode == AutoresetMode.NEXT_STEP:
+                dealt = ended
+        transcripts[mode] = events
+    same, nxt = transcripts[AutoresetMode.SAME_STEP], transcripts[AutoresetMode.NEXT_STEP]
+    assert sum(e[0] == "end" for ev in nxt for e in ev) >= 10
+    for i in range(E):
+        n = len(nxt[i])
+        assert nxt[i] == same[i][:n], f"env {i} differs"
+    with pytest.raises(ValueError, match="autoreset_mode"):
+        YanivVectorEnv(num_envs=2, autoreset_mode="later")
+    with pytest.raises(ValueError, match="not offered"):
+        YanivVectorEnv(num_envs=2, autoreset_mode=AutoresetMode.DISABLED)
+
+
 def test_max_turns_truncates_and_redeals_until_the_learner_moves():
     # One move per episode: a deal where the opponent moves first would end before the learner's
     # first decision, so it is dealt again until the learner holds seat 0; then its move truncates.

@@ -85,7 +85,11 @@ whatever ``set_attr`` stored) and ``set_attr("opponents", spec, indices)`` work 
 batched API, ``metadata["autoreset_mode"]`` = ``AutoresetMode.SAME_STEP``: the step that ends an
 episode returns the next episode's first observation, with the last one in
 ``infos["final_obs"]`` and its info in ``infos["final_info"]`` (each with its ``_`` mask). Every
-info holds ``"action_mask"`` (num_envs, A) int8 and ``"seat"``.
+info holds ``"action_mask"`` (num_envs, A) int8 and ``"seat"``. With
+``autoreset_mode=AutoresetMode.NEXT_STEP`` (Gymnasium's default mode, which RLlib's env runners
+expect) the step that ends an episode returns its last observation itself, with an all-zero mask,
+and the env's next step ignores its action and returns the next episode's first observation
+(reward 0): only the other envs play that step (``YanivBatch.step`` with ``games``).
 
 Bad input raises ValueError naming it: actions of the wrong shape or dtype, an action id out of
 range or one the mask forbids (naming the env and the action), an unknown bot or setting, a
@@ -415,8 +419,9 @@ class YanivBatch:
         self.started = True
         return step
 
-    def check_actions(self, actions: Any) -> np.ndarray:
-        """``actions`` as int64 (num_envs,), or ValueError naming what is wrong."""
+    def check_actions(self, actions: Any, games: np.ndarray | None = None) -> np.ndarray:
+        """``actions`` as int64 (num_envs,), or ValueError naming what is wrong; with ``games``, only
+        those envs' actions must be legal (the others are not played: see ``step``)."""
         if not self.started:
             raise RuntimeError("step before reset(): call reset() first")
         a = np.asarray(actions)
@@ -426,11 +431,12 @@ class YanivBatch:
         if a.dtype == np.bool_ or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be integer action ids, got dtype {a.dtype}")
         a = a.astype(np.int64)
-        out = np.flatnonzero((a < 0) | (a >= self.table.size))
+        rows = self._all if games is None else games
+        out = rows[(a[rows] < 0) | (a[rows] >= self.table.size)]
         if out.size:
             i = int(out[0])
             raise ValueError(f"env {i}: {a[i]} is not an action id (0 to {self.table.size - 1})")
-        illegal = np.flatnonzero(self.masks[self._all, a] == 0)
+        illegal = rows[self.masks[rows, a[rows]] == 0]
         if illegal.size:
             i = int(illegal[0])
             raise ValueError(f"env {i}: illegal action {a[i]} ({self.table.describe(int(a[i]))}); "
@@ -438,10 +444,14 @@ class YanivBatch:
                              + (f" ({illegal.size} envs got an illegal action)" if illegal.size > 1 else ""))
         return a
 
-    def step(self, actions: np.ndarray) -> "Step":
-        """One learner action per env (checked by ``check_actions``), then the other seats."""
+    def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> "Step":
+        """One learner action per env (checked by ``check_actions``), then the other seats. With
+        ``games`` (int64 env indices), only those envs play their action; the others keep their
+        position (reward 0: a next-step autoreset's envs that have just been dealt)."""
         self.W[:] = 0.0
-        self._check_kernel(B.play(self.S, self.R, self.G, self.W, self.P, self.C, self._all, actions), self._all)
+        games, moves = (self._all, actions) if games is None else (games, actions[games])
+        if games.size:
+            self._check_kernel(B.play(self.S, self.R, self.G, self.W, self.P, self.C, games, moves), games)
         return self._settle(None)
 
     def _check_kernel(self, failed: int, games: np.ndarray) -> None:
@@ -707,7 +717,8 @@ class YanivVecEnv(VecEnv):
 
 
 class YanivVectorEnv(gym.vector.VectorEnv):
-    """The Gymnasium face (see the module docstring): same-step autoreset."""
+    """The Gymnasium face (see the module docstring): same-step autoreset, or next-step with
+    ``autoreset_mode=AutoresetMode.NEXT_STEP`` (``metadata`` says which, per instance)."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
@@ -722,9 +733,22 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         max_turns: int | None = None,
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
     ) -> None:
+        try:
+            mode = AutoresetMode(autoreset_mode)
+        except ValueError:
+            raise ValueError(f"autoreset_mode must be {AutoresetMode.SAME_STEP.value!r} or "
+                             f"{AutoresetMode.NEXT_STEP.value!r}, got {autoreset_mode!r}") from None
+        if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
+            raise ValueError(f"autoreset_mode {mode.value!r} is not offered: {AutoresetMode.SAME_STEP.value!r} "
+                             f"or {AutoresetMode.NEXT_STEP.value!r}")
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
                                 rule_sets)
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
+        self.next_step = mode is AutoresetMode.NEXT_STEP
+        self._dealt = np.zeros(num_envs, dtype=bool)  # next-step: envs whose returned obs ended an episode
+        self._masks = self.batch.masks  # the masks of the observations last returned
         self.num_envs = num_envs
         self.single_observation_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
         self.single_action_space = spaces.Discrete(self.batch.table.size)
@@ -755,9 +779,13 @@ class YanivVectorEnv(gym.vector.VectorEnv):
             self.batch.seed_envs(seeds)
             self._np_random, self._np_random_seed = gym.utils.seeding.np_random(seeds[0])
         step = self.batch.reset()
+        self._dealt[:] = False
+        self._masks = self.batch.masks
         return step.obs, self._infos(step)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self.next_step:
+            return self._step_next(actions)
         step = self.batch.step(self.batch.check_actions(actions))
         infos = self._infos(step)
         if step.ended.size:
@@ -774,14 +802,34 @@ class YanivVectorEnv(gym.vector.VectorEnv):
             infos["_final_info"] = ended.copy()
         return step.obs, step.reward.copy(), step.terminated, step.truncated, infos
 
+    def _step_next(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Next-step autoreset: an episode's last step returns its last observation (mask all zeros);
+        the env's next step ignores its action and returns the new episode's first observation,
+        which the batch dealt at once (reward 0, neither flag)."""
+        dealt = self._dealt
+        moving = np.flatnonzero(~dealt)
+        step = self.batch.step(self.batch.check_actions(actions, moving), moving)
+        obs, masks, seats = step.obs.copy(), self.batch.masks.copy(), step.seats.copy()
+        self._dealt = np.zeros(self.num_envs, dtype=bool)
+        if step.ended.size:
+            obs[step.ended] = step.final_obs
+            masks[step.ended] = 0
+            seats[step.ended] = step.final_seats
+            self._dealt[step.ended] = True
+        self._masks = masks
+        every = np.ones(self.num_envs, dtype=bool)
+        infos = {"action_mask": masks.copy(), "_action_mask": every, "seat": seats, "_seat": every.copy()}
+        return obs, step.reward.copy(), step.terminated, step.truncated, infos
+
     def _infos(self, step: Step) -> dict[str, Any]:
         every = np.ones(self.num_envs, dtype=bool)
         return {"action_mask": self.batch.masks.copy(), "_action_mask": every, "seat": step.seats.copy(),
                 "_seat": every.copy()}
 
     def action_masks(self) -> np.ndarray:
-        """(num_envs, A) bool: each learner's legal actions now."""
-        return self.batch.masks.astype(bool)
+        """(num_envs, A) bool: the legal actions of the observations last returned (next-step: all
+        False where that observation ended an episode)."""
+        return self._masks.astype(bool)
 
     def close_extras(self, **kwargs: Any) -> None:
         pass

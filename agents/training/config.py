@@ -225,6 +225,10 @@ class TrainConfig:
     ray_num_cpus: int = _f(0, "rllib: CPUs of the local Ray instance (0: all of the machine's); not with ray_address.")
     env_runners: int = _f(1, "rllib: env runner processes playing the games, one CPU each (0: in the trainer's "
                              "process).")
+    rllib_env: str = _f("vector", "rllib: what the env runners play: vector (the learner's tables on the compiled "
+                                  "core, one call for all of a runner's tables, the opponents inside them as in sb3's "
+                                  "runs) or aec (the PettingZoo AEC table as a multi-agent env: snapshots as RLlib "
+                                  "modules, the learner also at other seats by shared_fraction).", fixed=BACKEND)
     envs_per_runner: int = _f(4, "rllib: tables each env runner steps together, one forward pass for all.")
     learners: int = _f(0, "rllib: learner processes updating the network (0: in the trainer's process); rollouts "
                           "are split among them.")
@@ -313,7 +317,16 @@ class TrainConfig:
             need(getattr(self, key) == default, key, f"its default with backend {self.backend} ({why}; default {default!r})")
         if self.backend == "rllib":
             need(self.learner_gpus >= 0, "learner_gpus", "a number >= 0")
+            need(self.rllib_env in RLLIB_ENVS, "rllib_env", " or ".join(RLLIB_ENVS))
             need(0.0 <= self.shared_fraction <= 1.0, "shared_fraction", "a number from 0 to 1")
+            if self.rllib_env == "vector":
+                default = _default(FIELDS["shared_fraction"])
+                need(self.shared_fraction == default, "shared_fraction",
+                     f"its default with rllib_env vector (the learner holds one seat of each table; default {default!r})")
+            else:
+                for key in ("rule_sets", "rule_space"):
+                    need(not getattr(self, key), key, "unset with rllib_env aec (its tables play the rules key; "
+                                                      "rllib_env vector draws rules per game)")
             need(not (self.ray_address and self.ray_num_cpus), "ray_num_cpus",
                  "0 with ray_address (a cluster's CPUs are its nodes')")
 
@@ -365,9 +378,12 @@ FIXED_ON_RESUME = {name: f.metadata["fixed"] for name, f in FIELDS.items() if f.
 """The keys a resumed run cannot change, and why."""
 
 BACKENDS = ("sb3", "rllib")
+RLLIB_ENVS = ("vector", "aec")
+"""What the RLlib env runners can play (``rllib_env``): the vector env on the core, or the AEC table."""
 _NOT_RLLIB = "the RLlib backend has no such stage or setting"
 RLLIB_KEYS = {key: "a key of backend rllib" for key in (
-    "ray_address", "ray_num_cpus", "env_runners", "envs_per_runner", "learners", "learner_gpus", "shared_fraction")}
+    "ray_address", "ray_num_cpus", "env_runners", "rllib_env", "envs_per_runner", "learners", "learner_gpus",
+    "shared_fraction")}
 """The keys of the RLlib backend alone (refused, by name, away from their defaults under sb3)."""
 SB3_KEYS = {
     "n_envs": "RLlib's tables are env_runners x envs_per_runner",
@@ -376,7 +392,6 @@ SB3_KEYS = {
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,
-    "rule_sets": "RLlib's tables play rules", "rule_space": "RLlib's tables play rules",
 }
 """The keys of the SB3 backend alone, and why the RLlib backend refuses them away from their defaults."""
 

@@ -8,8 +8,11 @@
 =============  ========================================================================================
 module         job
 =============  ========================================================================================
+``tables``     ``CoreTables``: the learner's tables on the compiled core as the runners' vector env
+               (``rllib_env: vector``, the default): next-step autoreset, opponents from the pool
 ``env``        ``YanivMultiAgentEnv``: the PettingZoo AEC table as an RLlib multi-agent env, seats
                mapped to the learner or to frozen snapshots by their agent ids, baseline seats inside
+               (``rllib_env: aec``)
 ``module``     ``MaskedActorCritic``: SB3's actor and critic MLPs as an RLModule, masking illegal
                actions; ``numpy_policy`` turns its weights into ``agents.policies.ppo.NumpyPolicy``
 ``trainer``    Ray (local or a cluster), the PPO ``AlgorithmConfig``, ``RLlibTrainer``: iterations,
@@ -18,7 +21,7 @@ module         job
 =============  ========================================================================================
 
 What the user keeps from the SB3 backend: the typed config (``agents.training.config``: RLlib's
-own keys ``ray_address``, ``ray_num_cpus``, ``env_runners``, ``envs_per_runner``, ``learners``,
+own keys ``ray_address``, ``ray_num_cpus``, ``env_runners``, ``rllib_env``, ``envs_per_runner``, ``learners``,
 ``learner_gpus``, ``shared_fraction``; keys only SB3 reads refused by name), the run folder
 (``agents.training.runs``; the model checkpoint is ``checkpoints/rllib_<step>/``), TensorBoard
 with the evaluations against the baselines, Ctrl-C saving, ``--resume``, and the output: the
@@ -27,7 +30,7 @@ learner's actor as ``.npz`` weights (``checkpoints/latest.npz``, ``policy.npz``)
 RLlib-trained bot as they take an SB3-trained one.
 
 Importing this package imports no Ray; its modules do (``env``, ``module``) or do when called
-(``trainer``), so the base install, which has no Ray, never reaches them unless ``backend: rllib``
+(``trainer``; ``tables`` needs none), so the base install, which has no Ray, never reaches them unless ``backend: rllib``
 asks, and ``require_ray`` then says how to install it in one line.
 """
 

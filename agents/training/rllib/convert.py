@@ -5,7 +5,7 @@
 
 CHECKPOINT is an ``Algorithm.save_to_path`` folder of the RLlib backend (``checkpoints/rllib_<step>/``
 of a run) or the learner module's own folder inside it
-(``learner_group/learner/rl_module/learner``). The learner module's actor
+(``learner_group/learner/rl_module/default_policy``, or ``.../learner`` for ``rllib_env: aec``). The learner module's actor
 (``agents.training.rllib.module``) becomes a ``NumpyPolicy`` saved as ``.npz``, which loads with no
 code (``ppo:OUT.npz``, ``load_bot``, ``evaluate.py``, the export). A run writes the same weights
 itself (``checkpoints/latest.npz``, ``policy.npz``), so this is for a checkpoint taken alone.
@@ -23,7 +23,10 @@ from typing import Any
 
 from agents.policies.ppo import NumpyPolicy
 
-LEARNER_MODULE = Path("learner_group") / "learner" / "rl_module" / "learner"
+MODULES = Path("learner_group") / "learner" / "rl_module"
+LEARNER_MODULES = (MODULES / "default_policy", MODULES / "learner")
+"""Where the learner module lies in an algorithm checkpoint: RLlib's default module (rllib_env
+vector), or the AEC mode's ``learner`` among the snapshot modules."""
 
 
 def _refuse_untrusted(path: Path, trust_pickle: bool) -> None:
@@ -35,12 +38,13 @@ def _refuse_untrusted(path: Path, trust_pickle: bool) -> None:
 
 def module_folder(path: Path) -> Path:
     """The learner module's folder in an algorithm checkpoint, or ``path`` if it is one itself."""
-    if (path / LEARNER_MODULE).is_dir():
-        return path / LEARNER_MODULE
+    for folder in LEARNER_MODULES:
+        if (path / folder).is_dir():
+            return path / folder
     if (path / "module_state.pkl").is_file() or (path / "module_state.msgpack").is_file():
         return path
-    raise ValueError(f"{path} is not an RLlib checkpoint of this project (no {LEARNER_MODULE} in it, nor a module's "
-                     "module_state file)")
+    raise ValueError(f"{path} is not an RLlib checkpoint of this project (no {' or '.join(map(str, LEARNER_MODULES))} "
+                     "in it, nor a module's module_state file)")
 
 
 def load_module(path: str | Path, *, trust_pickle: bool = False) -> Any:

@@ -9,10 +9,18 @@
         trainer.iteration()                         # one PPO iteration; snapshots, evaluations, checkpoints when due
     trainer.save_checkpoint(); trainer.final_evaluation(); run.finish(trainer.steps); trainer.close()
 
-The algorithm is RLlib's PPO on the new API stack: ``YanivMultiAgentEnv`` (``.env``) on
-``env_runners`` processes with ``envs_per_runner`` tables each, the modules of ``.module`` (the
-learner and ``pool_size`` snapshot slots, mapped from the agent ids), ``learners`` learner
-processes (0: the trainer's own) with ``learner_gpus`` GPUs each. The config's PPO keys map onto
+The algorithm is RLlib's PPO on the new API stack, on ``env_runners`` processes with
+``envs_per_runner`` tables each and ``learners`` learner processes (0: the trainer's own) with
+``learner_gpus`` GPUs each. What the runners play is ``rllib_env``:
+
+* ``vector`` (the default): ``CoreTables`` (``.tables``), the learner's tables on the compiled
+  core, one call for all of a runner's tables, through RLlib's single-agent runner and its default
+  module (``learner_module``); the pool's snapshots play inside the tables, given to every runner
+  on each change (``push_pool``), as SB3's runs play them;
+* ``aec``: ``YanivMultiAgentEnv`` (``.env``), the PettingZoo AEC table, with the modules of
+  ``.module`` (the learner and ``pool_size`` snapshot slots, mapped from the agent ids).
+
+ The config's PPO keys map onto
 RLlib's: ``n_steps`` is each table's steps per iteration (so an iteration samples ``n_steps *
 envs_per_runner * max(1, env_runners)`` env steps), ``batch_size`` the minibatch, ``n_epochs``,
 ``learning_rate``, ``gamma``, ``gae_lambda``, ``clip_range``, ``ent_coef`` and ``vf_coef`` as
@@ -26,8 +34,8 @@ RLlib's: ``checkpoints/rllib_<step>/`` (``Algorithm.save_to_path``, written unde
 and renamed, then state.json naming its step, then the older ones deleted: a kill at any instant
 leaves a resumable folder) beside ``checkpoints/latest.npz``; the best policy by evaluation is
 ``checkpoints/best.npz`` (no RLlib copy of it), copied to ``policy.npz`` at the end. Snapshots are
-``pool/snapshot_*.npz`` as for SB3 and are written into the snapshot modules on every change (and
-after a resume), oldest in ``snapshot_0``. TensorBoard (``tb/ppo_1``): ``rollout/*`` and
+``pool/snapshot_*.npz`` as for SB3 and are given to the runners' tables (aec: written into the
+snapshot modules, oldest in ``snapshot_0``) on every change and after a resume. TensorBoard (``tb/ppo_1``): ``rollout/*`` and
 ``train/*`` (RLlib's returns, lengths and losses), ``eval_<opponent>/*`` and ``eval/mean_win_rate``
 (``agents.training.callbacks.evaluate_opponents``, on a ``NumpyPolicy`` of the learner's weights:
 the evaluation plays the bot the run would export, and stops on any illegal move),
@@ -182,27 +190,54 @@ def connect(config: TrainConfig) -> str:
 # -- The algorithm -----------------------------------------------------------------------------
 
 
+def learner_module(config: TrainConfig) -> str:
+    """The id of the module being trained: RLlib's default module on the vector env, ``learner``
+    among the AEC mode's modules."""
+    if config.rllib_env == "vector":
+        from ray.rllib.core import DEFAULT_MODULE_ID
+
+        return DEFAULT_MODULE_ID
+    from agents.training.rllib.env import LEARNER
+
+    return LEARNER
+
+
 def algorithm_config(config: TrainConfig, seed: int) -> Any:
     """RLlib's ``PPOConfig`` for ``config`` (see the module docstring), seeding the envs from ``seed``."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from agents.training.rllib.env import LEARNER, YanivMultiAgentEnv, env_config, module_for_agent, module_ids
     from agents.training.rllib.module import MaskedActorCritic
 
-    modules = module_ids(config.pool_size)
     model_config = {"net_arch": list(config.net_arch), "activation": config.activation}
     batch = config.n_steps * config.envs_per_runner * max(1, config.env_runners)
+    algo = PPOConfig()
+    if config.rllib_env == "vector":
+        from agents.training.rllib.tables import CoreTables
+
+        algo = (
+            algo.environment(CoreTables, env_config={"config": config.to_dict()}, disable_env_checking=True)
+            .env_runners(num_env_runners=config.env_runners, num_envs_per_env_runner=config.envs_per_runner,
+                         rollout_fragment_length=config.n_steps, num_cpus_per_env_runner=1,
+                         gym_env_vectorize_mode="vector_entry_point")
+            .rl_module(rl_module_spec=RLModuleSpec(module_class=MaskedActorCritic, model_config=model_config))
+        )
+    else:
+        from agents.training.rllib.env import LEARNER, YanivMultiAgentEnv, env_config, module_for_agent, module_ids
+
+        modules = module_ids(config.pool_size)
+        algo = (
+            algo.environment(YanivMultiAgentEnv, env_config=env_config(config), disable_env_checking=True)
+            .env_runners(num_env_runners=config.env_runners, num_envs_per_env_runner=config.envs_per_runner,
+                         rollout_fragment_length=config.n_steps, num_cpus_per_env_runner=1)
+            .multi_agent(policies=set(modules), policy_mapping_fn=module_for_agent, policies_to_train=[LEARNER])
+            .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+                m: RLModuleSpec(module_class=MaskedActorCritic, model_config=model_config) for m in modules}))
+        )
     return (
-        PPOConfig()
-        .environment(YanivMultiAgentEnv, env_config=env_config(config), disable_env_checking=True)
-        .env_runners(num_env_runners=config.env_runners, num_envs_per_env_runner=config.envs_per_runner,
-                     rollout_fragment_length=config.n_steps, num_cpus_per_env_runner=1)
+        algo
         .learners(num_learners=config.learners, num_gpus_per_learner=config.learner_gpus)
-        .multi_agent(policies=set(modules), policy_mapping_fn=module_for_agent, policies_to_train=[LEARNER])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            m: RLModuleSpec(module_class=MaskedActorCritic, model_config=model_config) for m in modules}))
         .training(train_batch_size_per_learner=batch // max(1, config.learners), minibatch_size=config.batch_size,
                   num_epochs=config.n_epochs, lr=config.learning_rate, gamma=config.gamma, lambda_=config.gae_lambda,
                   clip_param=config.clip_range, entropy_coeff=config.ent_coef, vf_loss_coeff=config.vf_coef,
@@ -237,6 +272,7 @@ class RLlibTrainer:
         self.run, self.config, self.state = run, run.config, run.state
         self.pool: OpponentPool = run.pool
         self.steps = self.state["timesteps"]
+        self.module = learner_module(self.config)
         torch.set_num_threads(self.config.torch_threads)
         self.algo = algorithm_config(self.config, seed=self.config.seed + self.steps).build_algo()
         if checkpoint is not None:
@@ -257,9 +293,7 @@ class RLlibTrainer:
     # -- the modules ------------------------------------------------------------------------------
 
     def learner_state(self) -> dict[str, Any]:
-        from agents.training.rllib.env import LEARNER
-
-        return self.algo.learner_group.get_weights([LEARNER])[LEARNER]
+        return self.algo.learner_group.get_weights([self.module])[self.module]
 
     def current_policy(self) -> NumpyPolicy:
         """The learner module's actor as a ``NumpyPolicy`` (what the run exports)."""
@@ -269,12 +303,25 @@ class RLlibTrainer:
                             meta={"rules": self.config.rules, "step": self.steps, "backend": "rllib"})
 
     def push_pool(self) -> None:
-        """Writes the pool's snapshots into the snapshot modules (oldest in slot 0), on the learners and
-        every env runner, then publishes the count to every env runner's envs."""
+        """vector: gives every env runner's tables the pool's snapshots. aec: writes them into the
+        snapshot modules (oldest in slot 0), on the learners and every env runner, then publishes the
+        count to every env runner's envs."""
         from agents.training.rllib.env import publish_pool_fill, snapshot_module
         from agents.training.rllib.module import module_state
 
         snapshots = self.pool.snapshots
+        if self.config.rllib_env == "vector":
+            def give(runner: Any) -> int | None:
+                env = getattr(runner, "env", None)
+                if env is None:
+                    return None  # the local runner of a run with remote ones has no tables
+                env.unwrapped.set_pool(snapshots)
+                return len(env.unwrapped.pool.snapshots)
+
+            held = self.algo.env_runner_group.foreach_env_runner(give, local_env_runner=True)
+            if any(n is not None and n != len(snapshots) for n in held) or all(n is None for n in held):
+                raise RuntimeError(f"the env runners hold {held} snapshots after the push, not {len(snapshots)}")
+            return
         if snapshots:
             like = self.learner_state()
             weights = {snapshot_module(k): module_state(policy, like) for k, (_, policy) in enumerate(snapshots)}
@@ -312,16 +359,15 @@ class RLlibTrainer:
 
     def iteration(self) -> dict[str, Any]:
         """One PPO iteration (sample, update), its figures to TensorBoard, then whatever fell due."""
-        from agents.training.rllib.env import LEARNER
-
+        module = self.module
         start = time.perf_counter()
         result = self.algo.train()
         elapsed = time.perf_counter() - start
-        learner_steps = _number(result, "env_runners", "num_module_steps_sampled", LEARNER) or 0.0
+        learner_steps = _number(result, "env_runners", "num_module_steps_sampled", module) or 0.0
         env_steps = _number(result, "env_runners", "num_env_steps_sampled") or 0.0
         self.steps += int(learner_steps)
         figures = {
-            "rollout/ep_rew_mean": _number(result, "env_runners", "module_episode_returns_mean", LEARNER),
+            "rollout/ep_rew_mean": _number(result, "env_runners", "module_episode_returns_mean", module),
             "rollout/ep_len_mean": _number(result, "env_runners", "episode_len_mean"),
             "selfplay/env_steps_per_second": env_steps / elapsed if elapsed > 0 else None,
             "selfplay/pool_snapshots": float(len(self.pool.snapshots)),
@@ -330,7 +376,7 @@ class RLlibTrainer:
         if sampling:
             figures["selfplay/sampling_steps_per_second"] = env_steps / sampling
         for name in ("policy_loss", "vf_loss", "entropy", "total_loss", "vf_explained_var"):
-            figures[f"train/{name}"] = _number(result, "learners", LEARNER, name)
+            figures[f"train/{name}"] = _number(result, "learners", module, name)
         for key, value in figures.items():
             if value is not None:
                 self.writer.add_scalar(key, value, self.steps)
