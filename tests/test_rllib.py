@@ -264,7 +264,7 @@ def test_the_aec_table_trains_the_learner_among_snapshot_modules_and_converts(tm
 
 def test_a_refused_resume_touches_nothing(run_dir, capsys):
     before = tree_digest(run_dir)
-    for override in ("pool_size=3", "net_arch=[64,64]", "backend=sb3", "n_envs=3"):
+    for override in ("pool_size=3", "net_arch=[64,64]", "backend=sb3", "n_envs=3", "rllib_env=aec"):
         code, err = main_in_process(capsys, "--resume", str(run_dir), override)
         assert code == 2 and override.partition("=")[0] in err, err
     code, err = main_in_process(capsys, "--resume", str(run_dir), "ray_address=127.0.0.1:9", "ray_num_cpus=0")
