@@ -311,25 +311,6 @@ def test_rank_rewards_share_ties():
     game.apply(YANIV)
     assert game.is_over and game.scores == [7, 7, 15] and game.winners == (0, 1)
     assert yaniv_env.rank_rewards(game) == pytest.approx([0.5, 0.5, -1.0])
-    # "win": first place's +1 and one loser's -1/2, shared by the two tied first
-    assert yaniv_env.rank_rewards(game, "win") == pytest.approx([0.25, 0.25, -0.5])
-
-
-@pytest.mark.parametrize("ranks, rank, win", [
-    ([0, 1], [1.0, -1.0], [1.0, -1.0]),                            # heads-up: the same
-    ([2, 0, 3, 1], [-1 / 3, 1.0, -1.0, 1 / 3], [-1 / 3, 1.0, -1 / 3, -1 / 3]),
-    ([0, 0, 2, 3], [2 / 3, 2 / 3, -1 / 3, -1.0], [1 / 3, 1 / 3, -1 / 3, -1 / 3]),
-    ([1, 0, 1], [-0.5, 1.0, -0.5], [-0.5, 1.0, -0.5]),
-])
-def test_game_rewards_by_rank_and_by_win(ranks, rank, win):
-    assert yaniv_env.aec.ranks_rewards(ranks) == pytest.approx(rank)
-    assert yaniv_env.aec.ranks_rewards(ranks, "win") == pytest.approx(win)
-    assert sum(yaniv_env.aec.ranks_rewards(ranks, "win")) == pytest.approx(0.0)
-
-
-def test_game_reward_must_be_rank_or_win():
-    with pytest.raises(ValueError, match="game_reward"):
-        yaniv_env.raw_env(episode="game", game_reward="place")
 
 
 def test_gym_view_plays_opponents_and_gives_the_final_reward():

@@ -165,7 +165,6 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
      ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size"),
      ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples"),
      ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward"),
-     ("game_reward=place", "game_reward"),
      ("imitation_bot=heuristic:call_rsk=0.1", "call_rsk"), ("imitation_bot=alphazero", "imitation_bot"),
      ("imitation_schedule=linear", "imitation_schedule"), ("imitation_batch_size=0", "imitation_batch_size"),
      ("stakes_skip=perhaps", "stakes_skip")],

@@ -80,20 +80,18 @@ def test_kernel_rewards_equal_the_python_rewards_of_finished_games(rules, player
             row = L.from_game(game)
             assert python_game(row).winners == tuple(game.winners)
             for q in range(players):
-                for kind in aec.GAME_REWARDS:
-                    assert B.rank_reward(row, q, kind == "win") == pytest.approx(aec.rank_rewards(game, kind)[q])
+                assert B.rank_reward(row, q) == pytest.approx(aec.rank_rewards(game)[q])
                 if single_round:
                     for kind in aec.ROUND_REWARDS:
                         assert B.round_reward(row, q, kind == "relative") == pytest.approx(
                             aec.round_rewards(game.results[-1], kind)[q])
 
 
-@pytest.mark.parametrize("episode, round_reward, game_reward, players", [
-    ("round", "points", "rank", 3), ("round", "relative", "rank", "2-4"), ("game", "points", "rank", "2-3"),
-    ("game", "points", "win", "3-4")])
-def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, round_reward, game_reward, players):
+@pytest.mark.parametrize("episode, round_reward, players", [("round", "points", 3), ("round", "relative", "2-4"),
+                                                            ("game", "points", "2-3")])
+def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, round_reward, players):
     env = YanivVecEnv(num_envs=16, players=players, opponents="heuristic", episode=episode,
-                      round_reward=round_reward, game_reward=game_reward, seed=5)
+                      round_reward=round_reward, seed=5)
     env.reset()
     rng = np.random.default_rng(0)
     ended = 0
@@ -111,7 +109,7 @@ def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, roun
                 else:
                     expected = aec.round_rewards(game.results[-1], round_reward)[learner]
             else:
-                expected = aec.rank_rewards(game, game_reward)[learner]
+                expected = aec.rank_rewards(game)[learner]
             assert rewards[i] == pytest.approx(expected, abs=1e-6)
             ended += 1
         check_at_learner(env)

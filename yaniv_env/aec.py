@@ -17,7 +17,6 @@ Arguments
 ---------
 ``num_players`` (2-8), ``rules`` (a preset name, a ``yaniv.Rules`` or a mapping of settings),
 ``episode`` ("round" or "game"), ``round_reward`` ("points" or "relative", see below),
-``game_reward`` ("rank" or "win", see below),
 ``max_turns`` (truncate the episode after this many turns; None for no cap), ``render_mode``
 ("human" prints, "ansi" returns the text).
 
@@ -32,10 +31,7 @@ Rewards
 * ``episode="game"``: agents are ranked (last standing, or lowest score with ``first_over``;
   among the eliminated, the later out ranks higher, then the lower score). Rank r of n (0 best)
   gets ``1 - 2 r / (n - 1)``: the winner +1, the last -1, linear between; tied agents share the
-  mean of their ranks' rewards. With ``game_reward="win"`` only winning counts: the winner gets
-  +1 and every other agent ``-1 / (n - 1)`` (zero-sum; agents tied first share the mean of
-  their ranks' values, as above). At two seats the two are the same; at more, "rank" also pays
-  for outlasting the others, "win" only for what a tournament counts.
+  mean of their ranks' rewards.
 * A round cut by the rules' ``max_turns`` ends with no winner and no points: in a round episode
   every agent is truncated with reward 0. The env's own ``max_turns`` truncates any episode,
   reward 0.
@@ -86,7 +82,6 @@ from yaniv_env.encoding import LAYOUT_VERSION, Observer
 
 EPISODES = ("round", "game")
 ROUND_REWARDS = ("points", "relative")
-GAME_REWARDS = ("rank", "win")
 ROUND_REWARD_SCALE = 50.0
 
 
@@ -127,7 +122,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         max_turns: int | None = None,
         render_mode: str | None = None,
         round_reward: str = "points",
-        game_reward: str = "rank",
     ) -> None:
         super().__init__()
         self.rules = get_rules(rules)
@@ -138,8 +132,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         if round_reward not in ROUND_REWARDS:
             raise ValueError(f"round_reward must be one of {ROUND_REWARDS}, got {round_reward!r}")
-        if game_reward not in GAME_REWARDS:
-            raise ValueError(f"game_reward must be one of {GAME_REWARDS}, got {game_reward!r}")
         if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
             raise ValueError(f"max_turns must be None or an integer >= 1, got {max_turns!r}")
         if render_mode not in (None, *self.metadata["render_modes"]):
@@ -147,7 +139,6 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         self.num_players = num_players
         self.episode = episode
         self.round_reward = round_reward
-        self.game_reward = game_reward
         self.max_turns = max_turns
         self.render_mode = render_mode
         self.observer = Observer(self.rules, num_players)
@@ -289,7 +280,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
             for a, seat in self.agent_name_mapping.items():
                 self.rewards[a] = values[seat]
         else:
-            for a, value in zip(self.possible_agents, ranks_rewards(core_mirror.final_ranks(row), self.game_reward)):
+            for a, value in zip(self.possible_agents, ranks_rewards(core_mirror.final_ranks(row))):
                 self.rewards[a] = value
         self.terminations = {a: True for a in self.agents}
 
@@ -308,20 +299,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
         pass
 
 
-def rank_rewards(game: Game, kind: str = "rank") -> list[float]:
-    """Game rewards by final rank (``yaniv.ranking.final_ranks``): rank r of n gets 1 - 2 r / (n - 1)
-    (``kind="win"``: +1 for rank 0, -1 / (n - 1) for every other), tied seats sharing the mean of
-    their ranks' rewards."""
-    return ranks_rewards(final_ranks(game), kind)
+def rank_rewards(game: Game) -> list[float]:
+    """Game rewards by final rank (``yaniv.ranking.final_ranks``): rank r of n gets 1 - 2 r / (n - 1),
+    tied seats sharing the mean of their ranks' rewards."""
+    return ranks_rewards(final_ranks(game))
 
 
-def ranks_rewards(ranks: Sequence[int], kind: str = "rank") -> list[float]:
+def ranks_rewards(ranks: Sequence[int]) -> list[float]:
     """``rank_rewards`` from the final ranks (``yaniv.ranking.final_ranks``)."""
     n = len(ranks)
-    if kind == "rank":
-        values = [1 - 2 * r / (n - 1) for r in range(n)]
-    else:
-        values = [1.0] + [-1 / (n - 1)] * (n - 1)
+    values = [1 - 2 * r / (n - 1) for r in range(n)]
     rewards = []
     for rank in ranks:
         tied = ranks.count(rank)

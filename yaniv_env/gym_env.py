@@ -22,7 +22,7 @@
   ``info["illegal_action"]`` saying why, as ``yaniv_env.env()`` does; ``illegal_action="raise"``
   raises ``ValueError`` instead. MaskablePPO never picks one. Anything that is not an integer
   action id (3.7, True, "3", None) raises ``ValueError`` naming it, whatever ``illegal_action`` says.
-* The other arguments (``num_players``, ``rules``, ``episode``, ``round_reward``, ``game_reward``, ``max_turns``,
+* The other arguments (``num_players``, ``rules``, ``episode``, ``round_reward``, ``max_turns``,
   ``render_mode``) are those of ``yaniv_env.aec.raw_env``.
 """
 
@@ -59,7 +59,6 @@ class YanivGymEnv(gym.Env):
         render_mode: str | None = None,
         illegal_action: str = "penalize",
         round_reward: str = "points",
-        game_reward: str = "rank",
     ) -> None:
         if illegal_action not in ("penalize", "raise"):
             raise ValueError(f"illegal_action must be 'penalize' or 'raise', got {illegal_action!r}")
@@ -67,7 +66,7 @@ class YanivGymEnv(gym.Env):
         self._ended = False
         self.aec = raw_env(
             num_players=num_players, rules=rules, episode=episode, max_turns=max_turns, render_mode=render_mode,
-            round_reward=round_reward, game_reward=game_reward,
+            round_reward=round_reward,
         )
         self.num_players = num_players
         self.render_mode = render_mode

@@ -20,8 +20,7 @@ Action                 ``Discrete(A)`` per env, the action table of ``yaniv_env.
                        legal ones are ``action_masks()``, (num_envs, A) bool (sb3-contrib's
                        protocol, so ``MaskablePPO`` masks them)
 Episode, rewards       as ``YanivGymEnv`` over ``yaniv_env.aec``: a round (``-points / 50``, or
-                       ``round_reward="relative"``) or a game (by final rank, +1 to -1, or
-                       ``game_reward="win"``: +1 to the winner alone), paid at
+                       ``round_reward="relative"``) or a game (by final rank, +1 to -1), paid at
                        the step that ends the episode, whoever moved last; a round cut by the
                        rules' turn cap, or an episode by ``max_turns``, is truncated, reward 0
 Reset                  each episode draws its table size from ``players`` and the learner's seat,
@@ -34,7 +33,7 @@ Arguments
 ``num_envs``; ``players``: a count 2-8, a range such as ``"2-4"`` or a sequence of counts, drawn
 per episode; ``rules``: a preset name, ``yaniv.Rules`` or mapping for all envs, or a list with one
 per env (one hand size for all: one observation size); ``episode`` ("round" or "game");
-``round_reward`` ("points" or "relative"); ``game_reward`` ("rank" or "win"); ``max_turns`` (None, or truncate an episode after that
+``round_reward`` ("points" or "relative"); ``max_turns`` (None, or truncate an episode after that
 many moves of any seat); ``seed`` (None: fresh entropy); ``opponents`` (below); ``rule_sets`` (None,
 or a list of presets, ``Rules`` or mappings: each episode of each env then draws its rules from
 them, uniformly, with the env's own generator, so one agent trains across house rules; they must
@@ -111,7 +110,7 @@ from stable_baselines3.common.vec_env import VecEnv
 
 from yaniv.game import MAX_PLAYERS, MIN_PLAYERS
 from yaniv.rules import Rules, get_rules
-from yaniv_env.aec import EPISODES, GAME_REWARDS, ROUND_REWARDS
+from yaniv_env.aec import EPISODES, ROUND_REWARDS
 from yaniv_env.core import batch as B
 from yaniv_env.core import bots
 from yaniv_env.core import engine
@@ -193,7 +192,6 @@ class YanivBatch:
         max_turns: int | None = None,
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
-        game_reward: str = "rank",
     ) -> None:
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -201,15 +199,13 @@ class YanivBatch:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         if round_reward not in ROUND_REWARDS:
             raise ValueError(f"round_reward must be one of {ROUND_REWARDS}, got {round_reward!r}")
-        if game_reward not in GAME_REWARDS:
-            raise ValueError(f"game_reward must be one of {GAME_REWARDS}, got {game_reward!r}")
         if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
             raise ValueError(f"max_turns must be None or an integer >= 1, got {max_turns!r}")
         if seed is not None and (type(seed) is not int or seed < 0):
             raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
         self.num_envs = E = num_envs
         self.counts = parse_players(players)
-        self.episode, self.round_reward, self.game_reward, self.max_turns = episode, round_reward, game_reward, max_turns
+        self.episode, self.round_reward, self.max_turns = episode, round_reward, max_turns
         self.rules = self._per_env_rules(rules)
         self.rule_sets = self._rule_sets(rule_sets)
         hand = self.rules[0].hand_size
@@ -225,7 +221,6 @@ class YanivBatch:
         self.C = np.zeros(B.C_WIDTH, dtype=np.int64)
         self.C[B.C_SINGLE_ROUND] = episode == "round"
         self.C[B.C_RELATIVE] = round_reward == "relative"
-        self.C[B.C_WIN] = game_reward == "win"
         self.C[B.C_MAX_TURNS] = -1 if max_turns is None else max_turns
         self.P = bots.heuristic_params()[None, :].copy()
         self._param_rows: dict[tuple[float, ...], int] = {tuple(self.P[0]): 0}
@@ -591,7 +586,7 @@ class YanivBatch:
             return self.rules[i]
         if name == "opponents":
             return self.specs[i]
-        if name in ("episode", "round_reward", "game_reward", "max_turns"):
+        if name in ("episode", "round_reward", "max_turns"):
             return getattr(self, name)
         raise AttributeError(name)
 
@@ -631,10 +626,9 @@ class YanivVecEnv(VecEnv):
         max_turns: int | None = None,
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
-        game_reward: str = "rank",
     ) -> None:
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, game_reward)
+                                rule_sets)
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         self._actions: np.ndarray | None = None
         obs_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
@@ -703,7 +697,7 @@ class YanivVecEnv(VecEnv):
         if attr_name == "opponents":
             self.batch.set_opponents(value, targets)
             return
-        if attr_name in ("seat", "num_players", "rules", "episode", "round_reward", "game_reward", "max_turns"):
+        if attr_name in ("seat", "num_players", "rules", "episode", "round_reward", "max_turns"):
             raise AttributeError(f"{attr_name} is fixed at construction (num_players and seat per episode)")
         for i in targets:
             self._attrs[i][attr_name] = value
@@ -740,7 +734,6 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
-        game_reward: str = "rank",
     ) -> None:
         try:
             mode = AutoresetMode(autoreset_mode)
@@ -751,7 +744,7 @@ class YanivVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"autoreset_mode {mode.value!r} is not offered: {AutoresetMode.SAME_STEP.value!r} "
                              f"or {AutoresetMode.NEXT_STEP.value!r}")
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, game_reward)
+                                rule_sets)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.next_step = mode is AutoresetMode.NEXT_STEP
         self._dealt = np.zeros(num_envs, dtype=bool)  # next-step: envs whose returned obs ended an episode

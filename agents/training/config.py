@@ -41,7 +41,7 @@ from yaniv.rule_space import get_rule_space
 from yaniv.rules import PRESETS, Rules, parse_rules
 from yaniv_env.encoding import check_expressible
 from agents.policies.ppo import ACTIVATIONS
-from yaniv_env.aec import GAME_REWARDS, ROUND_REWARDS
+from yaniv_env.aec import ROUND_REWARDS
 
 # Why a resumed run cannot change a key (the ``fixed`` of its field).
 RUN = "the run's folder is the one given to --resume"
@@ -166,8 +166,6 @@ class TrainConfig:
                              "game picks from, the imitation data and the learner's tables alike; empty: none. "
                              "Not with rule_sets. Evaluations play rules.")
     episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
-    game_reward: str = _f("rank", "Game reward (episode: game): rank (rank r of n: 1 - 2r/(n-1)) or win (+1 for the "
-                                  "winner, -1/(n-1) for the others: what a tournament counts); see yaniv_env.aec.")
     round_reward: str = _f("points", "Round reward: points (-points/50) or relative ((the others' mean points - "
                            "points)/50); see yaniv_env.aec.")
     max_turns: int = _f(500, "Turns after which a training episode is truncated and an evaluation round ends.")
@@ -283,7 +281,6 @@ class TrainConfig:
                      f"a space dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
         need(self.episode in ("round", "game"), "episode", "round or game")
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
-        need(self.game_reward in GAME_REWARDS, "game_reward", " or ".join(GAME_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
         need(self.activation in ACTIVATIONS, "activation", " or ".join(ACTIVATIONS))
         low, high = LIMITS["net_arch"]

@@ -121,7 +121,7 @@ class SelfPlayEnv(gym.Env):
         self.tables = {
             n: YanivGymEnv(
                 num_players=n, rules=config.rules, episode=config.episode, max_turns=config.max_turns,
-                round_reward=config.round_reward, game_reward=config.game_reward,
+                round_reward=config.round_reward,
             )
             for n in self.counts
         }
@@ -212,7 +212,7 @@ class CoreSelfPlayEnv:
         self.vec_env = Timed(
             num_envs=config.n_envs, players=config.players, rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
-            opponents=draw, rule_sets=config.training_rule_sets() or None, game_reward=config.game_reward,
+            opponents=draw, rule_sets=config.training_rule_sets() or None,
         )
 
 

@@ -44,7 +44,7 @@ Episode end and rewards (``yaniv_env.aec``'s): the episode is one round when ``C
 is 1 (rewards ``round_reward``: ``-points / 50``, or relative to the others' mean with
 ``C_RELATIVE``; a round cut by the rules' turn cap truncates, reward 0), else the whole game
 (``rank_reward``, by ``yaniv.ranking.final_ranks``, here read off the row's ``OUT_ROUND``,
-``WINNERS``, ``SCORE`` and ``RES_POINTS``; ``game_reward="win"`` with ``C_WIN``). ``C_MAX_TURNS`` (-1: none) truncates an episode after
+``WINNERS``, ``SCORE`` and ``RES_POINTS``). ``C_MAX_TURNS`` (-1: none) truncates an episode after
 that many moves of any seat, reward 0.
 
 ``play`` and ``deal`` return -1, or the index k of the first game a move of which the engine
@@ -93,8 +93,7 @@ G_WIDTH: Final = G_OTHER_PARAM + MAX_SEATS - 1
 C_SINGLE_ROUND: Final = 0  # 1: the episode is one round; 0: the whole game
 C_RELATIVE: Final = 1  # 1: round_reward "relative"; 0: "points"
 C_MAX_TURNS: Final = 2  # the env's cap on an episode's moves; -1 none
-C_WIN: Final = 3  # 1: game_reward "win"; 0: "rank"
-C_WIDTH: Final = 4
+C_WIDTH: Final = 3
 
 SCRATCH: Final = max(MAX_DISCARDS, bots.SCRATCH, OBSERVE_SCRATCH)
 ACTION_ROOM: Final = bots.ACTION_ROOM
@@ -151,10 +150,9 @@ def _key_less(s, a, b):
 
 
 @njit(cache=True)
-def rank_reward(s, seat, win):
+def rank_reward(s, seat):
     """``yaniv_env.aec.rank_rewards`` of the finished game in row ``s``, for ``seat``: rank r of n
-    gets 1 - 2 r / (n - 1) (``win``: 1 for rank 0, -1 / (n - 1) for the others), tied seats the
-    mean of their ranks' values."""
+    gets 1 - 2 r / (n - 1), tied seats the mean of their ranks' values."""
     n = s[PLAYERS]
     rank = 0
     tied = 0
@@ -163,11 +161,7 @@ def rank_reward(s, seat, win):
             rank += 1
         elif not _key_less(s, seat, q):
             tied += 1  # seat itself included
-    if not win:
-        return 1.0 - 2.0 * (rank + (tied - 1) / 2.0) / (n - 1)
-    if rank > 0:
-        return -1.0 / (n - 1)
-    return (1.0 - (tied - 1) / (n - 1)) / tied  # the first place's +1 and tied - 1 losers' shares
+    return 1.0 - 2.0 * (rank + (tied - 1) / 2.0) / (n - 1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -256,7 +250,7 @@ def _move(S, R, G, W, C, g, action, buf):
                 value = round_reward(s, seat, C[C_RELATIVE] == 1)
         else:
             done = TERMINATED
-            value = rank_reward(s, seat, C[C_WIN] == 1)
+            value = rank_reward(s, seat)
     elif C[C_MAX_TURNS] >= 0 and G[g, G_TURNS] >= C[C_MAX_TURNS]:
         done = TRUNCATED
     if done != RUNNING:

@@ -48,8 +48,8 @@ from yaniv_env.aec import raw_env
 
 LEARNER = "learner"
 """The module being trained."""
-ENV_KEYS = ("players", "rules", "episode", "round_reward", "game_reward", "max_turns", "baselines",
-            "baseline_fraction", "shared_fraction", "latest_fraction", "pool_size")
+ENV_KEYS = ("players", "rules", "episode", "round_reward", "max_turns", "baselines", "baseline_fraction",
+            "shared_fraction", "latest_fraction", "pool_size")
 """The env config's keys, TrainConfig keys of the same name (``env_config``)."""
 
 _POOL_FILL = [0]  # snapshots in the pool, as published in this process
@@ -112,7 +112,7 @@ class YanivMultiAgentEnv(MultiAgentEnv):
         self.baseline_specs = list(c["baselines"])
         self.tables = {
             n: raw_env(num_players=n, rules=c["rules"], episode=c["episode"], max_turns=c["max_turns"],
-                       round_reward=c["round_reward"], game_reward=c["game_reward"])
+                       round_reward=c["round_reward"])
             for n in self.counts
         }
         self.bots = {spec: make_agent(spec) for spec in self.baseline_specs}
