@@ -46,6 +46,7 @@ def tree_digest(folder: Path) -> dict[str, str]:
     (["backend=rllib", "n_envs=64"], "n_envs"),
     (["backend=rllib", "imitation_samples=1000"], "imitation_samples"),
     (["backend=rllib", "stakes_skip=true"], "stakes_skip"),
+    (["backend=rllib", "learning_rate_schedule=linear"], "learning_rate_schedule"),
     (["backend=rllib", "rllib_env=aec", "rule_sets=[french]"], "rule_sets"),
     (["backend=rllib", "rllib_env=aec", "rule_space=house"], "rule_space"),
     (["backend=rllib", "shared_fraction=0.9"], "shared_fraction"),

@@ -93,7 +93,7 @@ def test_resume_continues_the_step_count_pool_and_curves(run_dir, tmp_path):
 # A value other than the saved run's, for each key a resumed run cannot change.
 FIXED_CHANGES = {
     "name": "other", "runs_dir": "elsewhere", "n_envs": "3", "n_steps": "128", "batch_size": "128", "n_epochs": "2",
-    "learning_rate": "1e-3", "gamma": "0.9", "gae_lambda": "0.9", "clip_range": "0.1", "ent_coef": "0.0",
+    "learning_rate": "1e-3", "learning_rate_schedule": "linear", "gamma": "0.9", "gae_lambda": "0.9", "clip_range": "0.1", "ent_coef": "0.0",
     "vf_coef": "1.0", "net_arch": "[16,16]", "activation": "relu", "stakes_skip": "true", "imitation_samples": "100",
     "imitation_bot": "greedy", "imitation_epochs": "2", "imitation_rounds": "2", "imitation_learning_rate": "1e-3",
     "imitation_schedule": "cosine", "imitation_batch_size": "64", "backend": "rllib", "rllib_env": "aec",
@@ -403,6 +403,22 @@ def test_the_cosine_schedule_falls_to_zero_over_the_passes_and_gives_the_rate_ba
     assert rates == pytest.approx([2e-3 * (1 + math.cos(math.pi * k / steps)) for k in range(steps)])
     assert all(a > b for a, b in zip(rates, rates[1:])) and rates[-1] < 4e-3 * 0.02
     assert optimizer.param_groups[0]["lr"] == pytest.approx(1e-3), "PPO gets its own rate back"
+
+
+def test_the_linear_learning_rate_falls_to_zero_at_total_timesteps():
+    from agents.training.model import new_model
+    from yaniv_env.vector import YanivVecEnv
+
+    config = TrainConfig(learning_rate=1e-3, learning_rate_schedule="linear", n_envs=4, n_steps=16, batch_size=64,
+                         n_epochs=1, net_arch=[16, 16])
+    model = new_model(config, YanivVecEnv(num_envs=4, opponents="random", seed=0))
+    rates: list[float] = []
+    model.policy.optimizer.register_step_pre_hook(lambda opt, args, kwargs: rates.append(opt.param_groups[0]["lr"]))
+    model.learn(total_timesteps=4 * 64)
+    # one update per rollout of 64 steps, at the rate of the steps left once it is collected (SB3's
+    # progress): 3/4, 1/2, 1/4 and none of them
+    assert rates == pytest.approx([1e-3 * left for left in (0.75, 0.5, 0.25, 0.0)])
+    assert TrainConfig(learning_rate=1e-3).learning_rate_schedule == "constant"
 
 
 def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():

@@ -175,6 +175,9 @@ class TrainConfig:
     batch_size: int = _f(512, "Minibatch size of the PPO update.", fixed=MODEL)
     n_epochs: int = _f(4, "Passes over each rollout.", fixed=MODEL)
     learning_rate: float = _f(3e-4, "Adam learning rate.", fixed=MODEL)
+    learning_rate_schedule: str = _f("constant", "The learning rate over the run: constant, or linear (from "
+                                                 "learning_rate at the first step to zero at total_timesteps).",
+                                     fixed=MODEL)
     gamma: float = _f(0.99, "Discount factor.", fixed=MODEL)
     gae_lambda: float = _f(0.95, "GAE lambda.", fixed=MODEL)
     clip_range: float = _f(0.2, "PPO clip range.", fixed=MODEL)
@@ -252,6 +255,7 @@ class TrainConfig:
             if key != "net_arch":
                 need(low <= getattr(self, key) <= high, key, f"an integer from {low:,} to {high:,}")
         need(self.imitation_schedule in ("constant", "cosine"), "imitation_schedule", "constant or cosine")
+        need(self.learning_rate_schedule in ("constant", "linear"), "learning_rate_schedule", "constant or linear")
         need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
         for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
             need(getattr(self, key) > 0, key, "a number > 0")
@@ -388,6 +392,7 @@ RLLIB_KEYS = {key: "a key of backend rllib" for key in (
 SB3_KEYS = {
     "n_envs": "RLlib's tables are env_runners x envs_per_runner",
     "rollout_threads": "RLlib's env runners set their own threads",
+    "learning_rate_schedule": "the RLlib backend trains at a constant learning rate",
     "stakes_skip": "RLlib's network is the plain actor and critic",
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,

@@ -4,7 +4,9 @@
     model = load_model(Path("runs/NAME/checkpoints/latest.zip"))
 
 The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers); with
-``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``. Everything that
+``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``. With
+``learning_rate_schedule: linear`` the rate falls from ``learning_rate`` to zero at
+``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included). Everything that
 ``new_model`` passes to MaskablePPO is saved with the model and restored by ``load_model``, which
 is why ``agents.training.config`` refuses to change those keys on ``--resume``. SB3 checkpoints
 are pickles: load only runs you trust.
@@ -32,10 +34,15 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         from agents.policies.stakes_torch import StakesSkipPolicy
 
         policy = StakesSkipPolicy
+    from stable_baselines3.common.utils import LinearSchedule
+
+    learning_rate: Any = config.learning_rate
+    if config.learning_rate_schedule == "linear":  # SB3 reads it off the progress left, 1 to 0 at total_timesteps
+        learning_rate = LinearSchedule(config.learning_rate, 0.0, 1.0)
     return MaskablePPO(
         policy,
         vec_env,
-        learning_rate=config.learning_rate,
+        learning_rate=learning_rate,
         n_steps=config.n_steps,
         batch_size=config.batch_size,
         n_epochs=config.n_epochs,
