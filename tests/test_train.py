@@ -14,6 +14,7 @@ import pytest
 
 from agents.training import FIXED_ON_RESUME, ConfigError, Run, TrainConfig, load_config, new_state, resume_run
 from yaniv_env import encoding
+from yaniv_env.core import layout as L
 
 ROOT = Path(__file__).parents[1]
 TINY = [
@@ -165,6 +166,7 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
      ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size"),
      ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples"),
      ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward"),
+     ("round_share=2", "round_share"), ("round_share=0.5", "round_share"),
      ("imitation_bot=heuristic:call_rsk=0.1", "call_rsk"), ("imitation_bot=alphazero", "imitation_bot"),
      ("imitation_schedule=linear", "imitation_schedule"), ("imitation_batch_size=0", "imitation_batch_size"),
      ("stakes_skip=perhaps", "stakes_skip")],
@@ -461,6 +463,25 @@ def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
         assert np.array_equal(obs[0], observer.observe(view))
         assert label[0] == observer.table.to_action(teacher.act(view), view)
         both.apply(int(label[0]))
+
+
+def test_the_learners_tables_mix_single_rounds_into_games_by_round_share():
+    from agents.training import OpponentPool, self_play_envs
+
+    config = TrainConfig(players="2-3", episode="game", round_share=0.25, round_reward="relative", n_envs=64,
+                         baselines=["heuristic"], baseline_fraction=1.0)
+    _, vec_env = self_play_envs(config, OpponentPool(config))
+    vec_env.seed(0)
+    vec_env.reset()
+    rng = np.random.default_rng(0)
+    kinds = []
+    for _ in range(300):
+        masks = vec_env.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        _, _, dones, _ = vec_env.step(actions)
+        kinds += [bool(vec_env.final_rows[int(i)][L.SINGLE_ROUND]) for i in np.flatnonzero(dones)]
+    # a round is over in about 10 learner steps, a game in about 200: most episodes that end are rounds
+    assert vec_env.batch.round_share == 0.25 and 0 < sum(kinds) < len(kinds)
 
 
 def test_the_learners_tables_run_on_the_core_and_meet_the_pools_snapshots(monkeypatch):

@@ -87,14 +87,16 @@ def test_kernel_rewards_equal_the_python_rewards_of_finished_games(rules, player
                             aec.round_rewards(game.results[-1], kind)[q])
 
 
-@pytest.mark.parametrize("episode, round_reward, players", [("round", "points", 3), ("round", "relative", "2-4"),
-                                                            ("game", "points", "2-3")])
-def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, round_reward, players):
+@pytest.mark.parametrize("episode, round_reward, round_share, players", [
+    ("round", "points", 0.0, 3), ("round", "relative", 0.0, "2-4"), ("game", "points", 0.0, "2-3"),
+    ("game", "relative", 0.5, "2-3")])
+def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, round_reward, round_share, players):
     env = YanivVecEnv(num_envs=16, players=players, opponents="heuristic", episode=episode,
-                      round_reward=round_reward, seed=5)
+                      round_reward=round_reward, round_share=round_share, seed=5)
     env.reset()
     rng = np.random.default_rng(0)
     ended = 0
+    kinds = set()
     for _ in range(60 if episode == "round" else 150):
         obs, rewards, dones, infos = env.step(legal_random(env.batch.masks, rng))
         assert (rewards[~dones] == 0).all()  # rewards come at the episode's end only
@@ -102,7 +104,9 @@ def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, roun
             row = env.final_rows[int(i)]
             game = python_game(row)
             learner = infos[i]["seat"]  # the learner's seat in the episode that ended
-            if episode == "round":
+            kinds.add(game.single_round)
+            assert game.single_round == (episode == "round") or round_share
+            if game.single_round:
                 if game.results[-1].caller is None:
                     expected = 0.0
                     assert infos[i]["TimeLimit.truncated"]
@@ -114,6 +118,20 @@ def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, roun
             ended += 1
         check_at_learner(env)
     assert ended > 10
+    assert len(kinds) == (2 if round_share else 1), "a share between 0 and 1 mixes rounds and games"
+
+
+def test_a_round_share_of_one_plays_the_round_episodes():
+    """Every episode a round: no draw is made, so the streams are episode "round"'s, move for move."""
+    rounds = YanivVecEnv(num_envs=8, players="2-4", opponents="heuristic", episode="round", seed=3)
+    shared = YanivVecEnv(num_envs=8, players="2-4", opponents="heuristic", episode="game", round_share=1.0, seed=3)
+    rng = np.random.default_rng(1)
+    assert np.array_equal(rounds.reset(), shared.reset())
+    for _ in range(40):
+        actions = legal_random(rounds.batch.masks, rng)
+        a, b = rounds.step(actions), shared.step(actions)
+        for x, y in zip(a[:3], b[:3]):
+            assert np.array_equal(x, y)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -482,6 +500,11 @@ def test_bad_arguments_are_refused_by_name():
         YanivVecEnv(num_envs=2, episode="match")
     with pytest.raises(ValueError, match="num_envs"):
         YanivVecEnv(num_envs=0)
+    for share in (1.5, -0.1, True, "half"):
+        with pytest.raises(ValueError, match="round_share must be a number from 0 to 1"):
+            YanivVecEnv(num_envs=2, episode="game", round_share=share)
+    with pytest.raises(ValueError, match="round_share mixes single rounds into episode 'game', not 'round'"):
+        YanivVecEnv(num_envs=2, episode="round", round_share=0.5)
     assert parse_players("2-4") == (2, 3, 4) and parse_players([2, 5]) == (2, 5) and parse_players(3) == (3,)
 
 

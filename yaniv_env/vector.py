@@ -20,7 +20,8 @@ Action                 ``Discrete(A)`` per env, the action table of ``yaniv_env.
                        legal ones are ``action_masks()``, (num_envs, A) bool (sb3-contrib's
                        protocol, so ``MaskablePPO`` masks them)
 Episode, rewards       as ``YanivGymEnv`` over ``yaniv_env.aec``: a round (``-points / 50``, or
-                       ``round_reward="relative"``) or a game (by final rank, +1 to -1), paid at
+                       ``round_reward="relative"``) or a game (by final rank, +1 to -1), or
+                       with ``round_share`` either, drawn per episode; paid at
                        the step that ends the episode, whoever moved last; a round cut by the
                        rules' turn cap, or an episode by ``max_turns``, is truncated, reward 0
 Reset                  each episode draws its table size from ``players`` and the learner's seat,
@@ -37,7 +38,10 @@ per env (one hand size for all: one observation size); ``episode`` ("round" or "
 many moves of any seat); ``seed`` (None: fresh entropy); ``opponents`` (below); ``rule_sets`` (None,
 or a list of presets, ``Rules`` or mappings: each episode of each env then draws its rules from
 them, uniformly, with the env's own generator, so one agent trains across house rules; they must
-deal the envs' hand size, and the observation's settings segment tells the learner which apply).
+deal the envs' hand size, and the observation's settings segment tells the learner which apply);
+``round_share`` (with ``episode="game"``: the chance that an episode is a single round from zero
+scores instead, paid by ``round_reward``, drawn per episode from the game's generator, so one
+learner trains on both; at 0, the default, nothing is drawn and the streams are as without it).
 
 Opponents
 ---------
@@ -192,6 +196,7 @@ class YanivBatch:
         max_turns: int | None = None,
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
+        round_share: float = 0.0,
     ) -> None:
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -199,6 +204,10 @@ class YanivBatch:
             raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
         if round_reward not in ROUND_REWARDS:
             raise ValueError(f"round_reward must be one of {ROUND_REWARDS}, got {round_reward!r}")
+        if isinstance(round_share, bool) or not isinstance(round_share, (int, float)) or not 0 <= round_share <= 1:
+            raise ValueError(f"round_share must be a number from 0 to 1, got {round_share!r}")
+        if round_share and episode != "game":
+            raise ValueError(f"round_share mixes single rounds into episode 'game', not {episode!r}")
         if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
             raise ValueError(f"max_turns must be None or an integer >= 1, got {max_turns!r}")
         if seed is not None and (type(seed) is not int or seed < 0):
@@ -206,6 +215,7 @@ class YanivBatch:
         self.num_envs = E = num_envs
         self.counts = parse_players(players)
         self.episode, self.round_reward, self.max_turns = episode, round_reward, max_turns
+        self.round_share = float(round_share)
         self.rules = self._per_env_rules(rules)
         self.rule_sets = self._rule_sets(rule_sets)
         hand = self.rules[0].hand_size
@@ -219,7 +229,7 @@ class YanivBatch:
         self.G = B.new_batch(E)
         self.W = np.zeros(E, dtype=np.float64)
         self.C = np.zeros(B.C_WIDTH, dtype=np.int64)
-        self.C[B.C_SINGLE_ROUND] = episode == "round"
+        self.C[B.C_ROUND_SHARE] = B.SHARE_ONE if episode == "round" else round(round_share * B.SHARE_ONE)
         self.C[B.C_RELATIVE] = round_reward == "relative"
         self.C[B.C_MAX_TURNS] = -1 if max_turns is None else max_turns
         self.P = bots.heuristic_params()[None, :].copy()
@@ -586,7 +596,7 @@ class YanivBatch:
             return self.rules[i]
         if name == "opponents":
             return self.specs[i]
-        if name in ("episode", "round_reward", "max_turns"):
+        if name in ("episode", "round_reward", "round_share", "max_turns"):
             return getattr(self, name)
         raise AttributeError(name)
 
@@ -626,9 +636,10 @@ class YanivVecEnv(VecEnv):
         max_turns: int | None = None,
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
+        round_share: float = 0.0,
     ) -> None:
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets)
+                                rule_sets, round_share)
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         self._actions: np.ndarray | None = None
         obs_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
@@ -697,7 +708,7 @@ class YanivVecEnv(VecEnv):
         if attr_name == "opponents":
             self.batch.set_opponents(value, targets)
             return
-        if attr_name in ("seat", "num_players", "rules", "episode", "round_reward", "max_turns"):
+        if attr_name in ("seat", "num_players", "rules", "episode", "round_reward", "round_share", "max_turns"):
             raise AttributeError(f"{attr_name} is fixed at construction (num_players and seat per episode)")
         for i in targets:
             self._attrs[i][attr_name] = value
@@ -734,6 +745,7 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+        round_share: float = 0.0,
     ) -> None:
         try:
             mode = AutoresetMode(autoreset_mode)
@@ -744,7 +756,7 @@ class YanivVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"autoreset_mode {mode.value!r} is not offered: {AutoresetMode.SAME_STEP.value!r} "
                              f"or {AutoresetMode.NEXT_STEP.value!r}")
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets)
+                                rule_sets, round_share)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.next_step = mode is AutoresetMode.NEXT_STEP
         self._dealt = np.zeros(num_envs, dtype=bool)  # next-step: envs whose returned obs ended an episode

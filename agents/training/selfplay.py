@@ -212,7 +212,7 @@ class CoreSelfPlayEnv:
         self.vec_env = Timed(
             num_envs=config.n_envs, players=config.players, rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
-            opponents=draw, rule_sets=config.training_rule_sets() or None,
+            opponents=draw, rule_sets=config.training_rule_sets() or None, round_share=config.round_share,
         )
 
 
@@ -226,10 +226,10 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[Any], 
     if not missing:
         core = CoreSelfPlayEnv(config, pool, controllers)
         return [core], core.vec_env
-    if config.rule_sets or config.rule_space:
-        key = "rule_sets" if config.rule_sets else "rule_space"
+    if config.rule_sets or config.rule_space or config.round_share:
+        key = "rule_sets" if config.rule_sets else "rule_space" if config.rule_space else "round_share"
         raise ValueError(f"{key}: baseline {missing[0]!r} has no form on the compiled core, and the Python "
-                         "engine's tables play rules only")
+                         "engine's tables play rules and episode only")
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     envs = [SelfPlayEnv(config, pool, seed=config.seed * 1000 + i) for i in range(config.n_envs)]

@@ -40,10 +40,12 @@ Kernels:
 * ``observe_games(S, games, seats, out, buf)`` and ``mask_games(S, games, out, buf)``: the
   observation (``yaniv_env.core.observe``) and the action mask of the given seats.
 
-Episode end and rewards (``yaniv_env.aec``'s): the episode is one round when ``C_SINGLE_ROUND``
-is 1 (rewards ``round_reward``: ``-points / 50``, or relative to the others' mean with
-``C_RELATIVE``; a round cut by the rules' turn cap truncates, reward 0), else the whole game
-(``rank_reward``, by ``yaniv.ranking.final_ranks``, here read off the row's ``OUT_ROUND``,
+Episode end and rewards (``yaniv_env.aec``'s): the episode is one round when the row's
+``SINGLE_ROUND`` is 1, which each deal sets: always when ``C_ROUND_SHARE`` is ``SHARE_ONE``, never
+when it is 0, and in between with the chance ``C_ROUND_SHARE / SHARE_ONE``, drawn from the game's
+generator. A round pays ``round_reward`` (``-points / 50``, or relative to the others' mean with
+``C_RELATIVE``; a round cut by the rules' turn cap truncates, reward 0), a whole game
+``rank_reward`` (by ``yaniv.ranking.final_ranks``, here read off the row's ``OUT_ROUND``,
 ``WINNERS``, ``SCORE`` and ``RES_POINTS``). ``C_MAX_TURNS`` (-1: none) truncates an episode after
 that many moves of any seat, reward 0.
 
@@ -90,10 +92,12 @@ G_OTHER_KIND: Final = G_SEAT_PARAM + MAX_SEATS
 G_OTHER_PARAM: Final = G_OTHER_KIND + MAX_SEATS - 1
 G_WIDTH: Final = G_OTHER_PARAM + MAX_SEATS - 1
 
-C_SINGLE_ROUND: Final = 0  # 1: the episode is one round; 0: the whole game
+C_ROUND_SHARE: Final = 0  # the chance in SHARE_ONE that an episode is one round, else the whole game
 C_RELATIVE: Final = 1  # 1: round_reward "relative"; 0: "points"
 C_MAX_TURNS: Final = 2  # the env's cap on an episode's moves; -1 none
 C_WIDTH: Final = 3
+
+SHARE_ONE: Final = 1 << 30  # C_ROUND_SHARE's unit: every episode a round
 
 SCRATCH: Final = max(MAX_DISCARDS, bots.SCRATCH, OBSERVE_SCRATCH)
 ACTION_ROOM: Final = bots.ACTION_ROOM
@@ -190,7 +194,11 @@ def _seat_and_deal(S, R, G, W, C, g):
         q = (learner + 1 + k) % n
         G[g, G_SEAT_KIND + q] = G[g, G_OTHER_KIND + k]
         G[g, G_SEAT_PARAM + q] = G[g, G_OTHER_PARAM + k]
-    new_game(S[g], R[g], n, C[C_SINGLE_ROUND], 0)
+    share = C[C_ROUND_SHARE]
+    single = 1 if share >= SHARE_ONE else 0
+    if 0 < share < SHARE_ONE:  # drawn only when both kinds can come: the streams of one kind stay as they were
+        single = 1 if below(R[g], SHARE_ONE) < share else 0
+    new_game(S[g], R[g], n, single, 0)
     G[g, G_TURNS] = 0
     G[g, G_STARTED] = 0
     G[g, G_DONE] = RUNNING
@@ -242,7 +250,7 @@ def _move(S, R, G, W, C, g, action, buf):
     value = 0.0
     if code == GAME_OVER:
         seat = G[g, G_LEARNER]
-        if C[C_SINGLE_ROUND] == 1:
+        if s[SINGLE_ROUND] == 1:
             if s[RES_CALLER] < 0:
                 done = TRUNCATED
             else:
