@@ -20,8 +20,8 @@ Action                 ``Discrete(A)`` per env, the action table of ``yaniv_env.
                        legal ones are ``action_masks()``, (num_envs, A) bool (sb3-contrib's
                        protocol, so ``MaskablePPO`` masks them)
 Episode, rewards       as ``YanivGymEnv`` over ``yaniv_env.aec``: a round (``-points / 50``, or
-                       ``round_reward="relative"``) or a game (by final rank, +1 to -1), or
-                       with ``round_share`` either, drawn per episode; paid at
+                       ``round_reward="relative"``) or a game (by final rank, +1 to -1), or,
+                       with ``round_share``, either one drawn per episode; paid at
                        the step that ends the episode, whoever moved last; a round cut by the
                        rules' turn cap, or an episode by ``max_turns``, is truncated, reward 0
 Reset                  each episode draws its table size from ``players`` and the learner's seat,

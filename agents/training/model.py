@@ -6,10 +6,10 @@
 The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers); with
 ``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``. With
 ``learning_rate_schedule: linear`` the rate falls from ``learning_rate`` to zero at
-``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included). Everything that
-``new_model`` passes to MaskablePPO is saved with the model and restored by ``load_model``, which
-is why ``agents.training.config`` refuses to change those keys on ``--resume``. SB3 checkpoints
-are pickles: load only runs you trust.
+``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included).
+Everything that ``new_model`` passes to MaskablePPO is saved with the model and restored by
+``load_model``, which is why ``agents.training.config`` refuses to change those keys on
+``--resume``. SB3 checkpoints are pickles: load only runs you trust.
 """
 
 from __future__ import annotations
