@@ -299,3 +299,16 @@ def test_the_help_says_that_resume_loads_the_runs_own_pickle(capsys):
 def test_the_config_has_bounds_and_the_shipped_configs_are_inside_them():
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         load_config(path)
+
+
+@pytest.mark.parametrize("final_policy, source", [("best", "best.npz"), ("last", "latest.npz")])
+def test_the_run_policy_is_the_best_or_the_last_checkpoint(tmp_path, capsys, final_policy, source):
+    config = load_config(QUICK, [f"runs_dir={tmp_path}", "name=done", f"final_policy={final_policy}"])
+    run = runs.Run(config, config.run_dir, runs.new_state(config))
+    run.write_files()
+    for name in ("best.npz", "latest.npz"):
+        (run.dir / "checkpoints" / name).write_bytes(name.encode())  # two different files
+    run.state.update(best_step=64, evaluations=[{"step": 128, "results": {}}])
+    run.finish(128)
+    assert (run.dir / "policy.npz").read_bytes() == source.encode()
+    assert ("best policy (step 64)" if final_policy == "best" else "policy at the last step (128)") in capsys.readouterr().out

@@ -207,6 +207,10 @@ class TrainConfig:
     eval_opponents: list[str] = _f(["heuristic", "greedy"], "Bots the evaluation plays against (all other seats).")
     eval_players: int = _f(0, "Seats in evaluation games; 0 takes the largest training count.")
     checkpoint_every: int = _f(100_000, "Steps between periodic checkpoints.")
+    final_policy: str = _f("best", "What the run's policy.npz holds at the end: best (the checkpoint with the best "
+                                   "mean evaluation win rate) or last (the end point; evaluations of a few hundred "
+                                   "games cannot tell checkpoints a few points apart, and a run whose rate falls to "
+                                   "zero ends settled).")
     imitation_samples: int = _f(0, "Decisions of imitation_bot (at every seat of full games) that the network learns "
                                    "to copy before PPO starts (behaviour cloning; 0: none). Not counted in "
                                    "total_timesteps.", fixed=IMITATION)
@@ -259,6 +263,7 @@ class TrainConfig:
                 need(low <= getattr(self, key) <= high, key, f"an integer from {low:,} to {high:,}")
         need(self.imitation_schedule in ("constant", "cosine"), "imitation_schedule", "constant or cosine")
         need(self.learning_rate_schedule in ("constant", "linear"), "learning_rate_schedule", "constant or linear")
+        need(self.final_policy in ("best", "last"), "final_policy", "best or last")
         need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
         for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
             need(getattr(self, key) > 0, key, "a number > 0")

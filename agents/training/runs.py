@@ -15,7 +15,8 @@ A run lives in ``<runs_dir>/<name>/``:
     checkpoints/latest.npz   the policy's weights alone (numpy, no pickle)
     checkpoints/best.zip|npz the best model by mean evaluation win rate
     pool/snapshot_*.npz      the frozen snapshots in the opponent pool
-    policy.npz               the best policy, copied there at the end
+    policy.npz               the run's policy, copied there at the end: the best by evaluation, or
+                             the last checkpoint's (``final_policy``)
     imitation.npz            the policy after the imitation stage, before the first PPO step: where
                              the learning stage started, to measure its end point against
 
@@ -328,7 +329,8 @@ class Run:
         save_state(self.dir, self.state)
 
     def finish(self, steps: int) -> None:
-        """Copies the best policy to policy.npz and prints the last evaluation and the throughput."""
+        """Copies the run's policy to policy.npz (``final_policy``: the best by evaluation, or the
+        last checkpoint's) and prints the last evaluation and the throughput."""
         last = self.state["evaluations"][-1]
         print(f"\ntrained {steps} steps; run in {self.dir}")
         for opponent, stats in last["results"].items():
@@ -343,10 +345,13 @@ class Run:
                 f"  throughput {self.state['last_steps_per_second']:,.0f} env steps/s, "
                 f"{self.state['last_opponent_share']:.0%} of it choosing opponent moves"
             )
-        best = self.dir / "checkpoints" / "best.npz"
-        if best.exists():
-            copy_atomically(best, self.dir / "policy.npz")
-            print(f"  best policy (step {self.state.get('best_step')}): {self.dir / 'policy.npz'}")
+        if self.config.final_policy == "last":
+            source, which = self.dir / "checkpoints" / "latest.npz", f"policy at the last step ({steps})"
+        else:
+            source, which = self.dir / "checkpoints" / "best.npz", f"best policy (step {self.state.get('best_step')})"
+        if source.exists():
+            copy_atomically(source, self.dir / "policy.npz")
+            print(f"  {which}: {self.dir / 'policy.npz'}")
 
 
 def _stopped_before_first_checkpoint(run_dir: Path) -> bool:
