@@ -213,7 +213,7 @@ def test_every_config_file_loads_and_names_its_own_run():
     assert {p.stem for p in paths} >= {"default", "quick", "heads_up"}
     for path in paths:
         assert load_config(path).name == path.stem, f"{path.name} would train into another config's run"
-    assert load_config(ROOT / "configs" / "default.yaml").player_counts == (2, 3, 4)
+    assert load_config(ROOT / "configs" / "default.yaml").player_counts == (2, 3, 4, 5, 6)
     assert load_config(ROOT / "configs" / "heads_up.yaml").player_counts == (2,)
 
 
