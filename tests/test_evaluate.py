@@ -530,6 +530,22 @@ def test_small_chunks_in_any_order_give_the_same_results(monkeypatch):
     assert two.to_dict(include_timing=False) == one
 
 
+def test_a_worker_process_runs_its_libraries_on_one_thread():
+    """The processes are the parallelism: a pool of BLAS threads in each worker made a numpy
+    policy's forward pass twenty times slower on two cores."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from threadpoolctl import threadpool_info
+
+    from agents.tournament import plan_tournament, schedule
+
+    plan = plan_tournament(["greedy", "random"], num_players=2, games=2, seed=0)
+    with ProcessPoolExecutor(1, initializer=schedule._init_worker, initargs=(plan,)) as pool:
+        pools = pool.submit(threadpool_info).result()
+    assert any(p["internal_api"] == "openblas" or p["user_api"] == "blas" for p in pools), pools
+    assert all(p["num_threads"] == 1 for p in pools), pools
+
+
 @pytest.fixture(scope="module")
 def sb3_checkpoint(tmp_path_factory) -> Path:
     """A tiny MaskablePPO checkpoint for two players (a pickle underneath)."""
