@@ -27,6 +27,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from agents.policies.ppo import one_blas_thread
 from agents.training import (
     SelfPlayCallback, TrainConfig, imitation_stage, imitation_summary, new_run, resume_run, self_play_envs,
 )
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     from stable_baselines3.common.utils import set_random_seed
 
     torch.set_num_threads(config.torch_threads)
+    one_blas_thread()  # the snapshots' numpy forward passes, beside torch's threads
     set_random_seed(config.seed + state["timesteps"])
 
     # -- Environments (opponents from the run's pool) and the model ------------------------------

@@ -17,7 +17,8 @@ The learner's tables run on the compiled core when every baseline has a compiled
 (``agents.training.selfplay``), and the imitation data is made on the fly there when the
 imitation bot has one (``agents.training.teacher``).
 
-The first rollout is a warm-up and is not counted. ``torch_threads``, ``rollout_threads`` and the
+Where the config plays snapshots (``baseline_fraction`` below 1), the pool holds one, the fresh
+model's, so those seats cost what they do in a run. The first rollout is a warm-up and is not counted. ``torch_threads``, ``rollout_threads`` and the
 other keys come from the config, and ``key=value`` arguments override them as in train.py.
 """
 
@@ -31,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agents.policies.ppo import NumpyPolicy, one_blas_thread  # noqa: E402
 from agents.training import OpponentPool, collect_imitation_data, load_config, new_model, self_play_envs  # noqa: E402
 
 
@@ -47,6 +49,7 @@ def main() -> None:
     from stable_baselines3.common.callbacks import BaseCallback
 
     torch.set_num_threads(config.torch_threads)
+    one_blas_thread()  # as train.py
     print(f"config {args.config.name}: players {config.players}, {config.n_envs} envs x {config.n_steps} steps, "
           f"batch {config.batch_size} x {config.n_epochs} epochs, net {config.net_arch}, "
           f"baselines {config.baselines} ({config.baseline_fraction:.0%}), torch threads "
@@ -73,9 +76,12 @@ def main() -> None:
         print(f"imitation collection ({where}): {rate:,.0f} decisions/s of {config.imitation_bot} "
               f"({total:,} decisions: {total / rate / 60:.1f} min)")
 
-    envs, vec_env = self_play_envs(config, OpponentPool(config))
+    pool = OpponentPool(config)
+    envs, vec_env = self_play_envs(config, pool)
     vec_env.seed(config.seed)
     model = new_model(config, vec_env)
+    if config.baseline_fraction < 1:  # the seats a run gives snapshots once it has one (here: the fresh model)
+        pool.add(0, NumpyPolicy.from_sb3(model, meta={"rules": config.rules, "step": 0}))
 
     class Clock(BaseCallback):
         def __init__(self) -> None:

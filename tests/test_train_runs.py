@@ -72,6 +72,20 @@ def finished_run(tmp_path_factory) -> Path:
     return runs_dir / "run"
 
 
+def test_a_training_process_runs_numpy_s_blas_on_one_thread(finished_run):
+    """The snapshots' numpy forward passes beside torch's threads: a pool of BLAS threads made
+    self-play against snapshots 1.7x slower on 2 cores (agents.policies.ppo.one_blas_thread)."""
+    from threadpoolctl import threadpool_info
+
+    numpy_blas = subprocess.run(  # the BLAS that numpy itself loads (libraries loaded later are not its)
+        [sys.executable, "-c", "import numpy, threadpoolctl; "
+         "print('\\n'.join(p['filepath'] for p in threadpoolctl.threadpool_info() if p['user_api'] == 'blas'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()
+    here = {p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+    assert numpy_blas and all(here[path] == 1 for path in numpy_blas), (numpy_blas, here)
+
+
 @pytest.fixture
 def copy_of(finished_run, tmp_path) -> Path:
     copy = tmp_path / "run"

@@ -39,6 +39,17 @@ ACTIVATIONS = {
 }
 
 
+def one_blas_thread() -> None:
+    """numpy's BLAS on one thread in this process, for good (threadpoolctl). A ``NumpyPolicy``
+    multiplies batches of a few hundred rows; beside torch's threads, or other processes on the same
+    cores, a pool of BLAS threads only contends: self-play against snapshots collected 3,900 env
+    steps a second with it and 7,500 without on 2 cores (docs/experiments.md, 2026-12-02). Training
+    and the tournament's worker processes call it; torch's own threads are set apart."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+
+
 def pick_action(masked_logits: np.ndarray, rng: np.random.Generator | None = None) -> int:
     """The best action of masked logits (-inf where illegal), or one sampled from their softmax."""
     if not np.isfinite(masked_logits).any():
