@@ -42,9 +42,10 @@ ACTIVATIONS = {
 def one_blas_thread() -> None:
     """numpy's BLAS on one thread in this process, for good (threadpoolctl). A ``NumpyPolicy``
     multiplies batches of a few hundred rows; beside torch's threads, or other processes on the same
-    cores, a pool of BLAS threads only contends: self-play against snapshots collected 3,900 env
-    steps a second with it and 7,500 without on 2 cores (docs/experiments.md, 2026-12-02). Training
-    and the tournament's worker processes call it; torch's own threads are set apart."""
+    cores, a pool of BLAS threads only contends: self-play against snapshots collected 4,200 env
+    steps a second with it and 6,900 without on 2 cores (docs/experiments.md, 2026-12-02). train.py
+    and benchmarks/train_speed.py call it; torch's threads are set apart, and the tournament's worker
+    processes hold every pool to one thread (``agents.tournament.schedule``)."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1, user_api="blas")
