@@ -18,8 +18,9 @@ The learner's tables run on the compiled core when every baseline has a compiled
 imitation bot has one (``agents.training.teacher``).
 
 Where the config plays snapshots (``baseline_fraction`` below 1), the pool holds one, the fresh
-model's, so those seats cost what they do in a run. The first rollout is a warm-up and is not counted. ``torch_threads``, ``rollout_threads`` and the
-other keys come from the config, and ``key=value`` arguments override them as in train.py.
+model's, so those seats cost what they do in a run. The first rollout is a warm-up and is not
+counted. ``torch_threads``, ``rollout_threads`` and the other keys come from the config, and
+``key=value`` arguments override them as in train.py.
 """
 
 from __future__ import annotations
