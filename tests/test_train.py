@@ -448,7 +448,7 @@ def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
     from yaniv_env.core import bots, observe
 
     teacher = make_agent("heuristic:call_risk=0.1,score_weight=2")
-    kind, params = compiled_teacher("heuristic:call_risk=0.1,score_weight=2")
+    kind, params, sparams = compiled_teacher("heuristic:call_risk=0.1,score_weight=2")
     assert kind == HEURISTIC
     game = Game(3, PRESETS["default"], seed=9)
     both = SideBySide(game, 9)
@@ -458,12 +458,52 @@ def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
     for _ in range(60):
         if game.is_over:
             break
-        _decide(both.row[None, :], both.r, np.ones(1, bool), kind, params, obs, mask, label, seat,
-                np.zeros(bots.SCRATCH, np.int64), observe.scratch(), np.zeros(bots.ACTION_ROOM, np.int64))
+        _decide(both.row[None, :], both.r, np.zeros(1, np.uint64), np.ones(1, bool), kind, params, sparams, obs,
+                mask, label, seat, np.zeros(bots.SCRATCH, np.int64), observe.scratch(),
+                np.zeros(bots.ACTION_ROOM, np.int64))
         view = game.view(game.current)
         assert np.array_equal(obs[0], observer.observe(view))
         assert label[0] == observer.table.to_action(teacher.act(view), view)
         both.apply(int(label[0]))
+
+
+def test_the_search_teaches_on_the_core_with_a_generator_of_its_own():
+    """imitation_bot search[:N] plays on the core (expert iteration's teacher): its labels are the
+    compiled search's moves at that budget, ranked with call_risk=CALL_RISK as in the tournament,
+    drawn from a generator of its own (the game's deck never moves for it), legal, and the same for
+    the same seed."""
+    from agents.training.teacher import SEARCH, _decide, compiled_teacher, teacher_stream
+    from yaniv.rules import PRESETS
+    from yaniv_env.core import bots, engine, layout as L, observe, search
+
+    kind, params, sparams = compiled_teacher("search:8")
+    assert kind == SEARCH
+    S = L.new_rows(1)
+    L.write_rules(S[0], PRESETS["default"])
+    R, A = np.array([engine.seed_rng(5)], np.uint64), np.array([engine.seed_rng(6)], np.uint64)
+    engine.new_game(S[0], R, 2, 0, 0)
+    size, actions = encoding.observation_size(5), encoding.action_table(5).size
+    obs, mask = np.zeros((1, size), np.float32), np.zeros((1, actions), np.int8)
+    label, seat, buf = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(bots.SCRATCH, np.int64)
+    reference = (search.search_params(8), bots.heuristic_params(call_risk=search.CALL_RISK))
+    overruled = 0
+    for _ in range(300):
+        row, mine, deck = S[0].copy(), A.copy(), R.copy()
+        _decide(S, R, A, np.ones(1, bool), kind, params, sparams, obs, mask, label, seat, buf, observe.scratch(),
+                np.zeros(bots.ACTION_ROOM, np.int64))
+        assert label[0] == search.search_action(row, mine, *reference) and mask[0, label[0]]
+        assert np.array_equal(R, deck) and np.array_equal(S[0], row), "the search reads the game, never moves it"
+        overruled += label[0] != bots.heuristic_action(row, reference[1], buf)
+        if engine.apply_action(S[0], R, label[0], buf) == engine.GAME_OVER:
+            break
+    assert overruled > 0, "the search's rollouts overrule its ranking heuristic somewhere"
+    config = TrainConfig(players="2", rules="default")
+    chunk = next(teacher_stream(config, "search:8", 1.0, seed=2, games=8, chunk=200))
+    again = next(teacher_stream(config, "search:8", 1.0, seed=2, games=8, chunk=200))
+    assert np.array_equal(chunk["actions"], again["actions"]) and np.array_equal(chunk["obs"], again["obs"])
+    assert chunk["masks"][np.arange(len(chunk["actions"])), chunk["actions"]].all()
+    with pytest.raises(ValueError, match="'default': the imitation data is made on the compiled core"):
+        compiled_teacher("default")
 
 
 def test_the_learners_tables_mix_single_rounds_into_games_by_round_share():
@@ -565,8 +605,8 @@ def test_rule_sets_are_drawn_per_game_for_the_teacher_and_the_tables(monkeypatch
     monkeypatch.setattr(selfplay, "core_controller", lambda spec: None)
     with pytest.raises(ValueError, match="rule_sets: baseline 'heuristic' has no form on the compiled core"):
         self_play_envs(config, OpponentPool(config))
-    with pytest.raises(ValueError, match="rule_sets: the imitation bot 'search' has no compiled form"):
-        imitation_stage(TrainConfig(rule_sets=sets, imitation_bot="search", imitation_samples=10), model=None)
+    with pytest.raises(ValueError, match="rule_sets: the imitation bot 'default' has no compiled form"):
+        imitation_stage(TrainConfig(rule_sets=sets, imitation_bot="default", imitation_samples=10), model=None)
 
 
 def test_rule_space_draws_many_rule_sets_for_the_teacher_and_the_tables():

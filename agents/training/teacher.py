@@ -18,11 +18,15 @@ from there and a new one dealt, as ``collect_imitation_data`` does.
 Chunks of about ``chunk`` decisions come out as their rounds end, so memory holds one chunk and
 the games in flight, never the whole data: the default run's 600,000 decisions of 1,628 floats
 took 4 GB when they were held at once. Teachers: the bots with a compiled form
-(``compiled_teacher``): random, greedy and the heuristic with any settings.
+(``compiled_teacher``): random, greedy, the heuristic with any settings, and the search at any
+budget (``yaniv_env.core.search``, ranking with ``call_risk=CALL_RISK`` as the tournament's; expert
+iteration's teacher: with a ``student`` its labels are the search's answers in the positions the
+network reaches). The search draws its samples from a generator of its own per game, seeded at the
+deal, so its labels never move the game's deck.
 
 Determinism: the games' deals and shuffles come from per-game generators seeded from ``seed``,
-the table sizes and student seats from a numpy generator seeded from it, so the same seed gives
-the same chunks.
+the table sizes and student seats from a numpy generator seeded from it, the search's generators
+from another, so the same seed gives the same chunks, and the same deals whatever the teacher.
 """
 
 from __future__ import annotations
@@ -34,31 +38,38 @@ from numba import njit
 
 from yaniv.rules import PRESETS
 from yaniv_env.aec import points_rewards
-from yaniv_env.core import bots, engine, layout as L, observe as core_observe
+from yaniv_env.core import bots, engine, layout as L, observe as core_observe, search
 from yaniv_env.core.mirror import round_points
 from yaniv_env.encoding import action_table, observation_size
 
-RANDOM, GREEDY, HEURISTIC = 0, 1, 2
+RANDOM, GREEDY, HEURISTIC, SEARCH = 0, 1, 2, 3
 
 
-def compiled_teacher(spec: str) -> tuple[int, np.ndarray]:
-    """(kind, heuristic params) of a teacher spec; ValueError naming it if it has no compiled form."""
+def compiled_teacher(spec: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """(kind, heuristic params, search params) of a teacher spec: the heuristic's settings (the
+    search's ranking heuristic for the search) and ``search.search_params`` (the search only, else
+    empty); ValueError naming the spec if it has no compiled form."""
     from agents.registry import parse_spec
 
     parsed = parse_spec(spec)
+    none = np.zeros(0, dtype=np.float64)
     if parsed.name == "random":
-        return RANDOM, bots.heuristic_params()
+        return RANDOM, bots.heuristic_params(), none
     if parsed.name == "greedy":
-        return GREEDY, bots.heuristic_params()
+        return GREEDY, bots.heuristic_params(), none
     if parsed.name == "heuristic":
-        return HEURISTIC, bots.heuristic_params(**parsed.value)
+        return HEURISTIC, bots.heuristic_params(**parsed.value), none
+    if parsed.name == "search":
+        budget = search.DEFAULT_BUDGET if parsed.value is None else parsed.value
+        return SEARCH, bots.heuristic_params(call_risk=search.CALL_RISK), search.search_params(budget)
     raise ValueError(f"imitation_bot {spec!r}: the imitation data is made on the compiled core, which plays "
-                     "random, greedy and heuristic[:K=V,...] only")
+                     "random, greedy, heuristic[:K=V,...] and search[:N] only")
 
 
 @njit(cache=True)
-def _decide(S, R, live, kind, params, obs, masks, labels, seats, buf, obuf, out):
-    """For each live game: the seat to move, its observation and mask, and the teacher's action."""
+def _decide(S, R, A, live, kind, params, sparams, obs, masks, labels, seats, buf, obuf, out):
+    """For each live game: the seat to move, its observation and mask, and the teacher's action
+    (``A[g]``: the search's own generator in game g)."""
     for g in range(S.shape[0]):
         if not live[g]:
             continue
@@ -71,6 +82,8 @@ def _decide(S, R, live, kind, params, obs, masks, labels, seats, buf, obuf, out)
             labels[g] = bots.random_action(s, R[g : g + 1], out, buf)
         elif kind == GREEDY:
             labels[g] = bots.greedy_action(s, buf)
+        elif kind == SEARCH:
+            labels[g] = search.search_action(s, A[g : g + 1], sparams, params)
         else:
             labels[g] = bots.heuristic_action(s, params, buf)
 
@@ -86,17 +99,19 @@ def teacher_stream(
     config: Any, bot: str, gamma: float, seed: int, student: Any = None, games: int = 256, chunk: int = 16_384,
 ) -> Iterator[dict[str, np.ndarray]]:
     """Chunks of the teacher's decisions, for ever (see the module docstring); the caller stops."""
-    kind, params = compiled_teacher(bot)
+    kind, params, sparams = compiled_teacher(bot)
     rules = PRESETS[config.rules]
     drawn = config.training_rule_sets()  # per game, when given
     counts = config.player_counts
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(7,)))
+    searches = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(8,)))  # apart: the same deals
     size = observation_size(rules.hand_size)
     actions_n = action_table(rules.hand_size).size
     S = L.new_rows(games)
     for row in S:
         L.write_rules(row, rules)
     R = np.zeros(games, dtype=np.uint64)
+    A = np.zeros(games, dtype=np.uint64)  # the search's generators
     students = np.zeros((games, L.MAX_SEATS), dtype=bool)
     round_turns = np.zeros(games, dtype=np.int64)
     pending: list[list[list[int]]] = [[[] for _ in range(L.MAX_SEATS)] for _ in range(games)]
@@ -106,6 +121,8 @@ def teacher_stream(
             L.write_rules(S[g], drawn[int(rng.integers(len(drawn)))])
         n = counts[int(rng.integers(len(counts)))]
         R[g] = engine.seed_rng(int(rng.integers(2**63)))
+        if kind == SEARCH:
+            A[g] = engine.seed_rng(int(searches.integers(2**63)))
         engine.new_game(S[g], R[g : g + 1], n, 0, 0)
         students[g] = False
         if student is not None:
@@ -132,7 +149,7 @@ def teacher_stream(
     done = np.zeros(room, dtype=bool)  # the decision's return is final
     filled = 0
     while True:
-        _decide(S, R, live, kind, params, obs, masks, labels, seats, buf, obuf, out)
+        _decide(S, R, A, live, kind, params, sparams, obs, masks, labels, seats, buf, obuf, out)
         played = labels.copy()
         if student is not None:
             mine = np.flatnonzero(students[np.arange(games), seats])
