@@ -17,7 +17,9 @@ interval, the number of games, the target and whether it is met.
   heuristic's points a round minus its own (at least +1.5, the interval above zero);
 * ``rules``: heads-up against the heuristic under each rule set of the issue (the three presets;
   52 cards without jokers, Yaniv at 7, +30 Assaf, single rounds; Yaniv at 5, a flat 30 Assaf, 50
-  subtracted on landing at exactly 50 or 100, out above 100): at least 55% under each;
+  subtracted on landing at exactly 50 or 100, out above 100): at least 55% under each; each line
+  gives the margin in points a round too, which tells a gap in play from one of aim (a single
+  round is won by winning it, and a bot paid for points may take more of them and win fewer);
 * ``loops``: full games against each baseline (random, greedy, heuristic, search) and against
   itself: the rounds that reached the turn cap (target: none).
 
@@ -117,8 +119,8 @@ def main() -> None:
             result, seconds = play([bot, "heuristic"], 2, 2000, rules=rules, rounds=rounds)
             me = result.agents[0]
             unit = "rounds" if rounds else "games"
-            print(f"rules {name}: {interval(me)} of {me.games} {unit} vs heuristic; target >= 55%: "
-                  f"{verdict(me.win_rate >= 0.55)} ({seconds:.0f} s)")
+            print(f"rules {name}: {interval(me)} of {me.games} {unit} vs heuristic, margin {me.margin:+.2f} points a "
+                  f"round; target >= 55%: {verdict(me.win_rate >= 0.55)} ({seconds:.0f} s)")
     if "loops" in only:
         against = [bot if name.strip() == "self" else name.strip() for name in args.loops_against.split(",")]
         for other in [name for name in against if name]:
