@@ -15,9 +15,9 @@ of new games while the bot still names the move it would make there. These decis
 in ``total_timesteps``.
 
 Where the data comes from: a bot with a compiled form (random, greedy, the heuristic with any
-settings, the search at any budget) plays on the compiled core, and every pass over the data (``imitation_epochs``) gets
-``imitation_samples`` fresh decisions, made on the fly and seen once (``agents.training.teacher``,
-``imitate_stream``); memory holds one chunk of them. Any other bot plays on the Python engine
+settings, the search at any budget) plays on the compiled core, and every pass over the data
+(``imitation_epochs``) gets ``imitation_samples`` fresh decisions, made on the fly and seen once
+(``agents.training.teacher``, ``imitate_stream``); memory holds one chunk of them. Any other bot plays on the Python engine
 (``collect_imitation_data``), and each round's decisions join those of the earlier rounds in
 memory and the model trains on all of them (``imitate``).
 
@@ -244,10 +244,10 @@ def imitation_stage(config: TrainConfig, model: Any) -> dict[str, float]:
     """The whole head start of a new run: ``imitation_rounds`` rounds (the first on the bot's own
     games, the others DAgger with the model as the student), each ``imitation_epochs`` passes of
     ``imitation_samples`` decisions. A bot with a compiled form (``teacher.compiled_teacher``: random,
-    greedy, the heuristic, the search) plays on the compiled core and each pass gets fresh decisions, made on
-    the fly (``teacher.teacher_stream``): memory holds one chunk. Any other bot plays on the Python
-    engine, and each round's decisions are kept and trained on with the earlier rounds' (DAgger's
-    aggregate). Returns the last round's figures, the decisions, rounds and seconds."""
+    greedy, the heuristic, the search) plays on the compiled core and each pass gets fresh
+    decisions, made on the fly (``teacher.teacher_stream``): memory holds one chunk. Any other bot
+    plays on the Python engine, and each round's decisions are kept and trained on with the earlier
+    rounds' (DAgger's aggregate). Returns the last round's figures, the decisions, rounds and seconds."""
     from agents.training.teacher import compiled_teacher, teacher_stream
 
     try:

@@ -41,6 +41,7 @@ from yaniv_env.aec import points_rewards
 from yaniv_env.core import bots, engine, layout as L, observe as core_observe, search
 from yaniv_env.core.mirror import round_points
 from yaniv_env.encoding import action_table, observation_size
+from yaniv_env.vector import CompiledSearch
 
 RANDOM, GREEDY, HEURISTIC, SEARCH = 0, 1, 2, 3
 
@@ -59,9 +60,9 @@ def compiled_teacher(spec: str) -> tuple[int, np.ndarray, np.ndarray]:
         return GREEDY, bots.heuristic_params(), none
     if parsed.name == "heuristic":
         return HEURISTIC, bots.heuristic_params(**parsed.value), none
-    if parsed.name == "search":
-        budget = search.DEFAULT_BUDGET if parsed.value is None else parsed.value
-        return SEARCH, bots.heuristic_params(call_risk=search.CALL_RISK), search.search_params(budget)
+    if parsed.name == "search":  # the settings of the vector env's search seats
+        seat = CompiledSearch() if parsed.value is None else CompiledSearch(parsed.value)
+        return SEARCH, seat.ranking, seat.params
     raise ValueError(f"imitation_bot {spec!r}: the imitation data is made on the compiled core, which plays "
                      "random, greedy, heuristic[:K=V,...] and search[:N] only")
 
