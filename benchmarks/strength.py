@@ -16,10 +16,11 @@ interval, the number of games, the target and whether it is met.
 * ``rounds``: single rounds heads-up against the baseline heuristic: the bot's margin, the
   heuristic's points a round minus its own (at least +1.5, the interval above zero);
 * ``rules``: heads-up against the heuristic under each rule set of the issue (the three presets;
-  52 cards without jokers, Yaniv at 7, +30 Assaf, single rounds; Yaniv at 5, a flat 30 Assaf, 50
-  subtracted on landing at exactly 50 or 100, out above 100): at least 55% under each; each line
-  gives the margin in points a round too, which tells a gap in play from one of aim (a single
-  round is won by winning it, and a bot paid for points may take more of them and win fewer);
+  52 cards without jokers, Yaniv at 7, +30 Assaf, a game of one round (``game_end="one_round"``);
+  Yaniv at 5, a flat 30 Assaf, 50 subtracted on landing at exactly 50 or 100, out above 100): at
+  least 55% under each; each line gives the margin in points a round too, which tells a gap in
+  play from one of aim (a game of one round is won by winning the round, and a bot playing for
+  points may take more of them and win fewer);
 * ``loops``: full games against each baseline (random, greedy, heuristic, search) and against
   itself: the rounds that reached the turn cap (target: none).
 
@@ -42,14 +43,13 @@ from yaniv.rules import get_rules  # noqa: E402
 
 TEACHER = "heuristic:call_risk=0.1,score_weight=2"
 CHECKS = ("teacher", "search", "rounds", "rules", "loops")
-# The issue's house-rule sets: (name, rules, single rounds)
+# The issue's house-rule sets: (name, rules)
 HOUSE_SETS = (
-    ("no jokers, Yaniv at 7, +30, one round", get_rules("default").replace(jokers=0), True),
+    ("no jokers, Yaniv at 7, +30, one round", get_rules("default").replace(jokers=0, game_end="one_round")),
     ("Yaniv at 5, flat 30, -50 at 50/100, out above 100",
      get_rules("default").replace(yaniv_threshold=5, assaf_penalty="flat", assaf_penalty_points=30,
                                   score_reset="subtract", score_reset_at=(50, 100), score_reset_subtract=50,
-                                  score_limit=100),
-     False),
+                                  score_limit=100)),
 )
 
 
@@ -114,12 +114,11 @@ def main() -> None:
               f"over {me.games} rounds; target >= +1.5, low > 0: {verdict(me.margin >= 1.5 and low > 0)} "
               f"({seconds:.0f} s)")
     if "rules" in only:
-        sets = [(name, get_rules(name), False) for name in ("default", "french", "german")] + list(HOUSE_SETS)
-        for name, rules, rounds in sets:
-            result, seconds = play([bot, "heuristic"], 2, 2000, rules=rules, rounds=rounds)
+        sets = [(name, get_rules(name)) for name in ("default", "french", "german")] + list(HOUSE_SETS)
+        for name, rules in sets:
+            result, seconds = play([bot, "heuristic"], 2, 2000, rules=rules)
             me = result.agents[0]
-            unit = "rounds" if rounds else "games"
-            print(f"rules {name}: {interval(me)} of {me.games} {unit} vs heuristic, margin {me.margin:+.2f} points a "
+            print(f"rules {name}: {interval(me)} of {me.games} games vs heuristic, margin {me.margin:+.2f} points a "
                   f"round; target >= 55%: {verdict(me.win_rate >= 0.55)} ({seconds:.0f} s)")
     if "loops" in only:
         against = [bot if name.strip() == "self" else name.strip() for name in args.loops_against.split(",")]

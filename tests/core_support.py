@@ -34,6 +34,7 @@ HOUSE = {
     "one_joker_7": dict(jokers=1, hand_size=7, yaniv_threshold=5, assaf_penalty="per_assafer"),
     "no_jokers_4": dict(jokers=0, hand_size=4, yaniv_threshold=7, assaf_penalty_points=20),
     "capped": dict(max_turns=9, score_limit=60, score_reset_at=(20, 40)),
+    "one_round": dict(game_end="one_round", jokers=0, score_reset_at=(20, 40), score_limit=30),
 }
 
 RULE_SETS: dict[str, Rules] = {name: get_rules(name) for name in ("default", "french", "german")}

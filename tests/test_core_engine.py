@@ -86,12 +86,12 @@ def test_heuristic_play_matches_the_reference_over_full_games(name, players):
 def test_full_games_reach_every_ending():
     """Whole games, side by side, until each rule set's game ends: eliminations, first over, resets."""
     endings = set()
-    for name in ("default", "german", "flat_subtract", "strict_none", "capped"):
+    for name in ("default", "german", "flat_subtract", "strict_none", "capped", "one_round"):
         game = Game(3, RULE_SETS[name], seed=7)
         play_side_by_side(game, 7, 100_000, heuristic_chooser(), "heuristic")
         assert game.is_over
         endings.add(RULE_SETS[name].game_end)
-    assert endings == {"elimination", "first_over"}
+    assert endings == {"elimination", "first_over", "one_round"}
 
 
 def test_illegal_actions_are_refused_and_leave_the_row_untouched():

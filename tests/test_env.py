@@ -313,6 +313,43 @@ def test_rank_rewards_share_ties():
     assert yaniv_env.rank_rewards(game) == pytest.approx([0.5, 0.5, -1.0])
 
 
+def test_a_game_of_one_round_is_ranked_by_the_round_alone():
+    """Seat 0 calls with 3 from 150 points behind; seat 2 takes 7 and seat 1 takes 10. Under
+    game_end=one_round the game is over: seat 0 first, then the fewer points taken (seat 2), the
+    scores (150, 10, 7) deciding nothing."""
+    hands = [parse_cards("AC 2C"), parse_cards("KH"), parse_cards("7H")]
+    game = Game.from_position(hands, [parse_cards("5S")], [], Rules(game_end="one_round"), scores=[150, 0, 0])
+    game.apply(YANIV)
+    assert game.is_over and game.winners == (0,) and game.scores == [150, 10, 7]
+    assert yaniv_env.rank_rewards(game) == pytest.approx([1.0, -1.0, 0.0])
+
+
+@pytest.mark.parametrize("round_reward", ["points", "relative"])
+def test_a_game_of_one_round_pays_its_rank_in_a_round_episode_too(round_reward):
+    """A round episode pays points because it stands for a round of a longer game; a game of one
+    round is won by winning the round, and pays the rank whatever the episode."""
+    rng = np.random.default_rng(0)
+    paid = set()
+    for seed in range(6):
+        env = yaniv_env.raw_env(num_players=2, rules=Rules(game_end="one_round", jokers=0), episode="round",
+                                round_reward=round_reward)
+        env.reset(seed=seed)
+        final = {}
+        for agent in env.agent_iter():
+            _, reward, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                final[agent] = reward
+                env.step(None)
+                continue
+            mask = env.observe(agent)["action_mask"]
+            env.step(int(rng.choice(np.flatnonzero(mask))))
+        assert env.game.is_over
+        ranked = yaniv_env.rank_rewards(env.game)
+        assert [final[a] for a in env.possible_agents] == pytest.approx(ranked)
+        paid.update(ranked)
+    assert paid == {1.0, -1.0}
+
+
 def test_gym_view_plays_opponents_and_gives_the_final_reward():
     calls = []
 
@@ -448,6 +485,18 @@ def test_score_segments_price_each_move_by_the_score_it_leaves():
     obs = observer.observe(game.view(0))
     for name in ("reset", "over", "reset_soon", "over_soon"):
         assert observer.view(name, obs).sum() == 0
+    # In a game of one round, the first position (86 + 14 = 100) prices nothing: the round decides
+    # the game, whatever the scores become; the settings segment says so.
+    one = Rules(game_end="one_round")
+    game = Game.from_position(hands, [parse_cards("9C")], [c for c in deck_cards(2) if c not in used], one,
+                              scores=[86, 50])
+    observer = encoding.Observer(one, 2)
+    obs = observer.observe(game.view(0))
+    for name in ("reset", "over", "reset_soon", "over_soon"):
+        assert observer.view(name, obs).sum() == 0
+    settings = observer.view("settings", obs)
+    names = [name for name, _, _ in encoding.SETTINGS]
+    assert settings[names.index("one_round")] == 1.0 and settings[names.index("first_over")] == 0.0
 
 
 BAD_ACTIONS = [3.7, 3.0, "3", True, np.bool_(True), None, "x", float("nan"), [3], np.array([3])]

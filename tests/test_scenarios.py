@@ -583,6 +583,14 @@ GAME_ENDS = [
      "german", [0, 190, 0], ["AH", "KS", "KH"], 0, [0, 200, 10], [True, True, True], (), None),
     ("first_over with score_limit 100",  # 95 + 6
      Rules(game_end="first_over", score_limit=100), [0, 95], ["AH", "5S AS"], 0, [0, 101], [True, True], (), (0,)),
+    ("one_round: the round's winner wins the game, however far behind on the scores",  # 0 + 10 twice
+     Rules(game_end="one_round"), [150, 0, 0], ["AH", "KS", "KH"], 0, [150, 10, 10], [True] * 3, (), (0,)),
+    ("one_round: a score past the limit eliminates nobody",  # 190 + 11
+     Rules(game_end="one_round"), [0, 190], ["AH", "KS AS"], 0, [0, 201], [True, True], (), (0,)),
+    ("one_round: a score landing on a reset value is still halved, and decides nothing",  # 190 + 10 -> 100
+     Rules(game_end="one_round"), [0, 190], ["AH", "KS"], 0, [0, 100], [True, True], (), (0,)),
+    ("one_round: an Assafed caller loses it to the Assafer",  # 7 + 30
+     Rules(game_end="one_round"), [0, 0], ["3C 4C", "AH 2C"], 0, [37, 0], [True, True], (), (1,)),
 ]
 
 

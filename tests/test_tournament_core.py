@@ -15,6 +15,7 @@ from agents.tournament import GameRecord, plan_tournament, run_tournament
 from agents.tournament import compiled
 from yaniv import get_rules
 from yaniv_env.core.layout import HAND, HAND_LEN, HAND_ROOM
+from yaniv_env.encoding import observation_size
 
 QUIET = dict(workers=1, progress=False)
 
@@ -70,7 +71,7 @@ def test_a_ppo_agent_object_plays_on_the_core_as_its_weights_file_does(tmp_path)
         names = ("agent", "spec")
         assert {k: v for k, v in a.items() if k not in names} == {k: v for k, v in b.items() if k not in names}
     assert plan_tournament([PPOAgent(NumpyPolicy.load(path), sample=True), "heuristic"], 2, 2).engine == "python"
-    with pytest.raises(ValueError, match="takes 1628 observations"):
+    with pytest.raises(ValueError, match=f"takes {observation_size(5)} observations"):
         agent.act_batch(np.zeros((2, 5), np.float32), np.ones((2, 189), np.int8))
 
 

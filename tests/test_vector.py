@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from yaniv import Game, get_rules
+from yaniv import Game, Rules, get_rules
 from yaniv_env import aec
 from yaniv_env.core import batch as B
 from yaniv_env.core import bots
@@ -57,6 +57,7 @@ def python_game(row: np.ndarray) -> SimpleNamespace:
     results[-1].hands = [(0,) if row[L.RES_DEALT] >> q & 1 else () for q in range(n)]
     return SimpleNamespace(
         num_players=n, single_round=bool(row[L.SINGLE_ROUND]), is_over=row[L.PHASE] == L.PHASE_OVER,
+        one_round=bool(row[L.SINGLE_ROUND]) or row[L.R_GAME_END] == L.ONE_ROUND,
         winners=tuple(q for q in range(n) if row[L.WINNERS] >> q & 1), results=results,
         scores=[int(s) for s in row[L.SCORE : L.SCORE + n]],
     )
@@ -67,7 +68,8 @@ def python_game(row: np.ndarray) -> SimpleNamespace:
 # ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("rules, players", [("default", 2), ("default", 4), ("german", 3), ("french", 5)])
+@pytest.mark.parametrize("rules, players", [("default", 2), ("default", 4), ("german", 3), ("french", 5),
+                                            (Rules(game_end="one_round"), 3)])
 def test_kernel_rewards_equal_the_python_rewards_of_finished_games(rules, players):
     assert B.ROUND_REWARD_SCALE == aec.ROUND_REWARD_SCALE
     rng = np.random.default_rng(players)
@@ -119,6 +121,26 @@ def test_rewards_are_paid_at_the_episode_end_as_the_python_rewards(episode, roun
         check_at_learner(env)
     assert ended > 10
     assert len(kinds) == (2 if round_share else 1), "a share between 0 and 1 mixes rounds and games"
+
+
+@pytest.mark.parametrize("episode", ["round", "game"])
+def test_a_game_of_one_round_pays_its_rank_in_either_episode(episode):
+    """Under game_end=one_round every episode is one round, paid by its rank as the AEC env pays it."""
+    env = YanivVecEnv(num_envs=16, players="2-3", rules=Rules(game_end="one_round", jokers=0), opponents="heuristic",
+                      episode=episode, round_reward="relative", seed=2)
+    env.reset()
+    rng = np.random.default_rng(0)
+    paid = []
+    for _ in range(80):
+        obs, rewards, dones, infos = env.step(legal_random(env.batch.masks, rng))
+        for i in np.flatnonzero(dones):
+            row = env.final_rows[int(i)]
+            game = python_game(row)
+            assert game.one_round and len(game.results) == 1
+            assert rewards[i] == pytest.approx(aec.rank_rewards(game)[infos[i]["seat"]], abs=1e-6)
+            assert not infos[i]["TimeLimit.truncated"]
+            paid.append(float(rewards[i]))
+    assert len(paid) > 10 and len(set(paid)) > 1  # a random learner rarely wins; ties and places do differ
 
 
 def test_a_round_share_of_one_plays_the_round_episodes():

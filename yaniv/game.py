@@ -17,7 +17,8 @@ Moves (``Move``) are small tuples:
 All randomness comes from one seeded ``numpy.random.Generator``: the same seed and the same moves
 give the same game, bit for bit. A full game deals the next round itself when a round ends (the
 round's winner starts it, or as ``Rules.next_round_starter`` says); ``single_round=True`` stops after
-one round. Each finished round leaves
+one round (a round cut from a game, as a training episode), and so does a game whose rules say it
+is one round (``game_end="one_round"``, which leaves no one eliminated). Each finished round leaves
 a ``RoundResult`` in ``results``.
 
 Public information lives in the state on its own terms (``pile``, ``events``, ``known``,
@@ -269,7 +270,7 @@ class Game:
             raise ValueError(f"starter must be a seat still in the game, got {starter!r}")
         seats = sum(self.alive)
         dealt = lowest_hand(rules, rules.hand_size)
-        if not single_round and rules.max_turns is not None and rules.max_turns <= seats and rules.yaniv_threshold < dealt:
+        if not (single_round or rules.one_round) and rules.max_turns is not None and rules.max_turns <= seats and rules.yaniv_threshold < dealt:
             raise ValueError(
                 f"Rules.max_turns={rules.max_turns} with {seats} seats in the game and Rules.yaniv_threshold="
                 f"{rules.yaniv_threshold}: nobody plays a second turn before the cap and no dealt hand of "
@@ -350,6 +351,12 @@ class Game:
     @property
     def is_over(self) -> bool:
         return self.phase == OVER
+
+    @property
+    def one_round(self) -> bool:
+        """Whether the game ends with its first round: a single round (``single_round``, an episode
+        cut from a game) or a game of one round (``Rules.game_end = "one_round"``)."""
+        return self.single_round or self.rules.one_round
 
     @property
     def top(self) -> Group:
@@ -610,8 +617,10 @@ class Game:
             self.scores[q] = score
         over_limit = [q for q in range(n) if self.alive[q] and self.scores[q] > rules.score_limit]
         eliminated: tuple[int, ...] = ()
-        game_over = self.single_round
-        if rules.game_end == "elimination":
+        game_over = self.one_round
+        if rules.one_round:
+            pass  # the round decides the game: no eliminations, no limit
+        elif rules.game_end == "elimination":
             eliminated = tuple(over_limit)
             for q in eliminated:
                 self.alive[q] = False
@@ -637,7 +646,7 @@ class Game:
             )
         )
         if game_over:
-            if self.single_round:
+            if self.one_round:
                 self.winners = winners
             self.phase = OVER
             self.pending = None

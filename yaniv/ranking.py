@@ -7,7 +7,7 @@ tied seats share a rank). The order:
   the game at the first score over the limit); then, among the others, the later a seat was
   eliminated the better (a seat still in at the end beats every eliminated one); then the lower
   score;
-* a single round (``single_round=True``): the round's winners first, then the fewer points taken
+* a single round (``single_round=True``, or a game of one round, ``game_end="one_round"``): the round's winners first, then the fewer points taken
   in the round (a round cut by the turn cap has no winner and every seat ties).
 
 The tournament (``agents.tournament``) reads places from this, and the game rewards of
@@ -23,7 +23,7 @@ def standing_keys(game: Game) -> list[tuple[int, ...]]:
     """Per seat, a key that sorts the seats best first (see the module docstring)."""
     n = game.num_players
     winners = set(game.winners)
-    if game.single_round:
+    if game.one_round:
         last = game.results[-1] if game.results else None
         capped = last is None or last.caller is None
         return [(q not in winners, 0 if capped else last.points[q]) for q in range(n)]

@@ -17,11 +17,13 @@ draws are refused ``MAX_REDRAWS`` times running is refused by name.
 ``HOUSE`` (``"house"``) is the space of the learning issue: Yaniv at 5 to 7, 0 to 2 jokers, with
 or without jokers in sets (from pairs or from three), Assaf on equal totals or not, every Assaf
 penalty (+20 or +30, +20 or +30 per Assafer, flat 20 or 30), every score reset (halve, subtract 50,
-none) at each table of values, a limit of 100 or 200, elimination or first over the limit, every
-round starter and every draw rule, five cards dealt. It holds the three presets and the house
-sets that frontends play (52 cards without jokers, Yaniv at 7, +30; Yaniv at 5, flat 30, 50
-subtracted at 50 or 100, out above 100). Single rounds and full games are the episode, not a
-rule: a trainer plays both; the number of seats is drawn by the trainer too.
+none) at each table of values, a limit of 100 or 200, a game played to elimination, to the first
+score over the limit or of one round, every round starter and every draw rule, five cards dealt.
+It holds the three presets and the house sets that frontends play (52 cards without jokers, Yaniv
+at 7, +30, one round; Yaniv at 5, flat 30, 50 subtracted at 50 or 100, out above 100). A game of
+one round is a rule (``game_end="one_round"``: won by winning the round, and observed), unlike a
+trainer's round episodes, which are rounds cut from a longer game and paid by their points; the
+number of seats is drawn by the trainer.
 
 Why a space and not a list: a list of a dozen rule sets teaches a dozen games; a policy that sees
 every combination, with the observation's settings segment telling it which apply, has to read
@@ -110,7 +112,7 @@ HOUSE: Final = RuleSpace(
         _each("score_reset", "halve", "subtract", "none"),
         _each("score_reset_at", (100, 200), (50, 100), (50, 100, 150), (100,)),
         _each("score_limit", 100, 200),
-        _each("game_end", "elimination", "first_over"),
+        _each("game_end", "elimination", "first_over", "one_round"),
         _each("next_round_starter", "winner", "caller", "next_seat"),
         _each("draw_from_run", "ends", "ends_and_jokers"),
         _each("draw_from_set", "any", "ends", "ends_or_top_of_pair"),

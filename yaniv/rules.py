@@ -22,7 +22,7 @@ from yaniv.cards import MAX_JOKERS
 
 ASSAF_PENALTIES: Final = ("hand_plus", "per_assafer", "flat")
 SCORE_RESETS: Final = ("halve", "subtract", "none")
-GAME_ENDS: Final = ("elimination", "first_over")
+GAME_ENDS: Final = ("elimination", "first_over", "one_round")
 RUN_DRAWS: Final = ("ends", "ends_and_jokers")
 SET_DRAWS: Final = ("any", "ends", "ends_or_top_of_pair")
 ROUND_STARTERS: Final = ("winner", "caller", "next_seat")
@@ -87,8 +87,11 @@ class Rules:
     game_end: str = _setting(
         "elimination",
         "elimination: a player whose score passes score_limit leaves; the last one standing wins. "
-        "first_over: the first score past score_limit ends the game; the lowest score wins.",
-        "first_over (001)", "000 and 001 (elimination); 001 (first_over)", "one of: " + ", ".join(GAME_ENDS))
+        "first_over: the first score past score_limit ends the game; the lowest score wins. "
+        "one_round: the game is one round, ranked by it: its winners first, then the fewer points taken; "
+        "scores, resets and the limit decide nothing.",
+        "first_over (001); one_round (house)", "000 and 001 (elimination); 001 (first_over)",
+        "one of: " + ", ".join(GAME_ENDS))
     score_limit: int = _setting(
         200, "The score a player must pass (strictly) to be eliminated or to end the game.", "100 is common",
         "000, 001 (200)", f"an integer from 1 {_UP_TO}")
@@ -185,6 +188,11 @@ class Rules:
         one), and whether ``score + t`` passes the limit. Remembered per rule set and score."""
         return _score_stakes(self, score)
 
+    @property
+    def one_round(self) -> bool:
+        """Whether a game under these rules is a single round (``game_end="one_round"``)."""
+        return self.game_end == "one_round"
+
     def replace(self, **changes: Any) -> "Rules":
         """A copy with some settings changed; an unknown name is an error naming it."""
         _check_names(changes)
@@ -211,6 +219,10 @@ class Rules:
 def _score_stakes(rules: Rules, score: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     taken, over = [], []
     for t in range((rules.hand_size + 1) * 10 + 1):  # ten points a card at most
+        if rules.one_round:  # the round decides the game: what its scores become, nothing
+            taken.append(0)
+            over.append(False)
+            continue
         new = score + t
         reset = rules.reset_score(new)
         after = new if reset is None else reset  # as the engine scores a round: reset, then the limit

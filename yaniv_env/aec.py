@@ -32,6 +32,8 @@ Rewards
   among the eliminated, the later out ranks higher, then the lower score). Rank r of n (0 best)
   gets ``1 - 2 r / (n - 1)``: the winner +1, the last -1, linear between; tied agents share the
   mean of their ranks' rewards.
+* A game of one round (``Rules.game_end="one_round"``) is paid by rank in either episode: it is
+  won by winning the round (then the fewer points taken), whatever the points.
 * A round cut by the rules' ``max_turns`` ends with no winner and no points: in a round episode
   every agent is truncated with reward 0. The env's own ``max_turns`` truncates any episode,
   reward 0.
@@ -60,6 +62,9 @@ Version history
 * v4: the same environment as v3. From here the version is the observation layout's
   (``encoding.LAYOUT_VERSION``), and so is the Gym id's (``yaniv_env.GYM_ID``) and an exported
   bot's: one number for one thing.
+* v5: observation layout 5 (1629 floats): the settings segment says whether the game is one round
+  (``Rules.game_end="one_round"``, a house rule), and such a game pays its rank in a round
+  episode too. Policies trained on layout 4 do not read it: train them again.
 """
 
 from __future__ import annotations
@@ -271,7 +276,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming)
 
     def _end_episode(self) -> None:
         row = self._mirror.row
-        if self.episode == "round":
+        if self.episode == "round" and not self.rules.one_round:  # a game of one round is paid by rank
             if row[RES_CALLER] < 0:  # the rules' turn cap cut the round: no winner
                 self.truncations = {a: True for a in self.agents}
                 return

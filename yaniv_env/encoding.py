@@ -68,9 +68,10 @@ self             20                         20      score/limit, hand total/70, 
                                                     pending, turn/100 (capped at 1), the odds that
                                                     a Yaniv call now is Assafed, then total <= t
                                                     for t = 0..10 (eleven steps)
-settings         21                         21      threshold/10, Assaf on equal, penalty/50, per-
+settings         22                         22      threshold/10, Assaf on equal, penalty/50, per-
                                                     Assafer, flat, halve, subtract, limit/300,
-                                                    first-over end, jokers/2, jokers in sets,
+                                                    first-over end, a game of one round, jokers/2,
+                                                    jokers in sets,
                                                     jokers drawable from runs, set ends only,
                                                     slamdown, players one-hot (2..8)
 ===============  =========================  ======  ==============================================
@@ -93,7 +94,8 @@ acts on plain to read; the total alone, at a seventieth per point, hides it.
 The reset and over segments price each move by the score it would leave: whether the observer's
 score plus the hand a move leaves lands exactly on a reset value (halved, with the default rules)
 or passes the limit (``Rules.score_stakes``). They are zero when no move can reach a reset value or
-the limit, always so in a round that starts from zero scores. What a move's score does counts only
+the limit, always so in a round that starts from zero scores, and in a game of one round, which
+the round's points decide. What a move's score does counts only
 if the round ends before the observer's next turn, and reset_soon and over_soon weigh reset and
 over by that chance (``yaniv.odds.round_end_chance``). Why not leave the sums to the network: each
 is an exact sum over three inputs at different scales, and products of inputs are hard for an MLP;
@@ -119,7 +121,7 @@ from yaniv.melds import classify, legal_discards, most_drawable
 from yaniv.odds import MAX_TOTAL, at_most, round_end_chance
 from yaniv.rules import MAX_HAND, Rules
 
-LAYOUT_VERSION: Final = 4  # bump whenever the observation layout or the action table changes
+LAYOUT_VERSION: Final = 5  # bump whenever the observation layout or the action table changes
 MAX_SEATS: Final = 8
 MAX_DRAWABLE: Final = 5
 DRAW_SOURCES: Final = 1 + MAX_DRAWABLE  # the deck, then up to five drawable pile cards
@@ -167,6 +169,7 @@ SETTINGS: Final[tuple[tuple[str, str, Callable[[Rules], float]], ...]] = (
     ("subtract", "score_reset", lambda r: r.score_reset == "subtract"),
     ("score_limit", "score_limit", lambda r: min(r.score_limit / 300, 1.0)),
     ("first_over", "game_end", lambda r: r.game_end == "first_over"),
+    ("one_round", "game_end", lambda r: r.game_end == "one_round"),
     ("jokers", "jokers", lambda r: r.jokers / 2),
     ("jokers_in_sets", "jokers_in_sets", lambda r: r.jokers_in_sets),
     ("draw_run_jokers", "draw_from_run", lambda r: r.draw_from_run == "ends_and_jokers"),
@@ -174,15 +177,15 @@ SETTINGS: Final[tuple[tuple[str, str, Callable[[Rules], float]], ...]] = (
     ("slamdown", "slamdown", lambda r: r.slamdown),
 )
 SETTINGS_NOT_OBSERVED: Final = {
-    "assaf_points_per_assafer": "layout 4 leaves it out; the Assaf penalty and its kind are observed",
+    "assaf_points_per_assafer": "layout 5 leaves it out; the Assaf penalty and its kind are observed",
     "score_reset_at": "its effect on each move is observed (the reset and over segments)",
     "score_reset_subtract": "its effect on each move is observed (the reset and over segments)",
     "hand_size": "fixed by the layout itself (the slots and the action table)",
     "max_turns": "a cap for simulation, not a rule a player plays to; the turn is observed",
-    "min_set_with_jokers": "layout 4 leaves it out; the legal moves and the mask carry it (the discards segment)",
-    "max_set_size": "layout 4 leaves it out; the legal moves and the mask carry it (the discards segment)",
+    "min_set_with_jokers": "layout 5 leaves it out; the legal moves and the mask carry it (the discards segment)",
+    "max_set_size": "layout 5 leaves it out; the legal moves and the mask carry it (the discards segment)",
     "discarder_places_jokers": "the environments refuse it: an action id names a set of slots, not their order",
-    "next_round_starter": "layout 4 leaves it out; it decides who moves first in the next round, which the "
+    "next_round_starter": "layout 5 leaves it out; it decides who moves first in the next round, which the "
                           "observation shows when it comes",
 }
 SETTINGS_FEATURES: Final = len(SETTINGS) + (MAX_SEATS - 1)  # then the player count one-hot, 2..8

@@ -61,7 +61,8 @@ def collect_imitation_data(
     there, which copying the bot's games alone never shows it."""
     from agents.registry import make_agent
     from yaniv.game import Game
-    from yaniv_env.aec import round_rewards
+    from yaniv.ranking import final_ranks
+    from yaniv_env.aec import ranks_rewards, round_rewards
     from yaniv_env.encoding import Observer
 
     rng = np.random.default_rng(seed)
@@ -102,7 +103,10 @@ def collect_imitation_data(
             round_turns += 1
             if len(game.results) > rounds or round_turns >= config.max_turns:
                 if len(game.results) > rounds and game.results[-1].caller is not None:
-                    rewards = round_rewards(game.results[-1], config.round_reward)
+                    if game.rules.one_round:  # a game of one round: its rank, as the envs pay it
+                        rewards = ranks_rewards(final_ranks(game))
+                    else:
+                        rewards = round_rewards(game.results[-1], config.round_reward)
                     for q in range(n):
                         for k, i in enumerate(reversed(pending[q])):
                             returns[i] = rewards[q] * gamma**k

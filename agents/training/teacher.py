@@ -9,7 +9,8 @@ each game under rules drawn from those); at every decision of every seat it
 records the observation and mask (``yaniv_env.core.observe``, the layout of
 ``yaniv_env.encoding``), the teacher's action (a compiled bot: ``yaniv_env.core.bots``) and, once
 the round is over, the round reward that followed, discounted by ``gamma`` per own decision of
-that seat (``yaniv_env.aec`` rewards of ``config.round_reward``; 0 in a round the turn cap cut).
+that seat (``yaniv_env.aec`` rewards of ``config.round_reward``, the rank in a game of one round;
+0 in a round the turn cap cut).
 With a ``student`` (DAgger), each seat of a new game is the student's with even odds (at least
 one per game): there the student's best move (``NumpyPolicy.act_batch``) is played and the
 teacher's is still the label. A game whose round passes ``config.max_turns`` turns is dropped
@@ -37,9 +38,9 @@ import numpy as np
 from numba import njit
 
 from yaniv.rules import PRESETS
-from yaniv_env.aec import points_rewards
+from yaniv_env.aec import points_rewards, ranks_rewards
 from yaniv_env.core import bots, engine, layout as L, observe as core_observe, search
-from yaniv_env.core.mirror import round_points
+from yaniv_env.core.mirror import final_ranks, round_points
 from yaniv_env.encoding import action_table, observation_size
 from yaniv_env.vector import CompiledSearch
 
@@ -170,8 +171,11 @@ def teacher_stream(
         for g in np.flatnonzero((codes != engine.TURN_ON) | (round_turns >= config.max_turns)):
             row = S[g]
             if codes[g] != engine.TURN_ON and row[L.RES_CALLER] >= 0:
-                points, dealt = round_points(row)
-                rewards = points_rewards(points, dealt, config.round_reward)
+                if row[L.R_GAME_END] == L.ONE_ROUND:  # a game of one round: its rank, as the envs pay it
+                    rewards = ranks_rewards(final_ranks(row))
+                else:
+                    points, dealt = round_points(row)
+                    rewards = points_rewards(points, dealt, config.round_reward)
                 for q, indices in enumerate(pending[g][: len(rewards)]):
                     for k, i in enumerate(reversed(indices)):
                         data["returns"][i] = rewards[q] * gamma**k

@@ -46,7 +46,9 @@ when it is 0, and in between with the chance ``C_ROUND_SHARE / SHARE_ONE``, draw
 generator. A round pays ``round_reward`` (``-points / 50``, or relative to the others' mean with
 ``C_RELATIVE``; a round cut by the rules' turn cap truncates, reward 0), a whole game
 ``rank_reward`` (by ``yaniv.ranking.final_ranks``, here read off the row's ``OUT_ROUND``,
-``WINNERS``, ``SCORE`` and ``RES_POINTS``). ``C_MAX_TURNS`` (-1: none) truncates an episode after
+``WINNERS``, ``SCORE`` and ``RES_POINTS``). A game of one round (``game_end="one_round"``) pays
+``rank_reward`` too, as a round episode or not: it is won by winning the round, and a capped one
+ends in a tie. ``C_MAX_TURNS`` (-1: none) truncates an episode after
 that many moves of any seat, reward 0.
 
 ``play`` and ``deal`` return -1, or the index k of the first game a move of which the engine
@@ -62,10 +64,10 @@ import numpy as np
 from numba import njit
 
 from yaniv_env.core import bots
-from yaniv_env.core.engine import GAME_OVER, ILLEGAL, action_mask, apply_action, below, new_game
+from yaniv_env.core.engine import GAME_OVER, ILLEGAL, action_mask, apply_action, below, new_game, one_round
 from yaniv_env.core.layout import (
-    CURRENT, MAX_DISCARDS, MAX_SEATS, OUT_ROUND, PLAYERS, RES_CALLER, RES_DEALT, RES_POINTS, ROUNDS, SCORE,
-    SINGLE_ROUND, WINNERS,
+    CURRENT, MAX_DISCARDS, MAX_SEATS, ONE_ROUND, OUT_ROUND, PLAYERS, R_GAME_END, RES_CALLER, RES_DEALT, RES_POINTS,
+    ROUNDS, SCORE, SINGLE_ROUND, WINNERS,
 )
 from yaniv_env.core.observe import SCRATCH as OBSERVE_SCRATCH
 from yaniv_env.core.observe import observe
@@ -142,7 +144,7 @@ def _key_less(s, a, b):
     wb = 0 if s[WINNERS] >> b & 1 else 1
     if wa != wb:
         return wa < wb
-    if s[SINGLE_ROUND] == 1:
+    if one_round(s):
         if s[RES_CALLER] < 0:  # a round cut by the turn cap: every seat ties
             return False
         return s[RES_POINTS + a] < s[RES_POINTS + b]
@@ -250,7 +252,7 @@ def _move(S, R, G, W, C, g, action, buf):
     value = 0.0
     if code == GAME_OVER:
         seat = G[g, G_LEARNER]
-        if s[SINGLE_ROUND] == 1:
+        if s[SINGLE_ROUND] == 1 and s[R_GAME_END] != ONE_ROUND:  # a round cut from a game
             if s[RES_CALLER] < 0:
                 done = TRUNCATED
             else:

@@ -64,8 +64,9 @@ from yaniv.odds import KEPT_HIGH_WEIGHT, MAX_POINTS, ROUND_END_CHANCE, ROUND_END
 from yaniv_env.core.engine import DRAW_SOURCES, action_ids, below, legal_actions, legal_discards, make_group, may_call, next_seat
 from yaniv_env.core.layout import (
     ALIVE, CARD_POINTS, CARD_RANK, CARD_SUIT, CURRENT, DEAD, DECK_LEN, DRAWABLE, DRAWABLE_LEN, GROUP_ROOM, HAND,
-    HAND_LEN, HAND_ROOM, KIND_RUN, KIND_SET, KIND_SINGLE, KNOWN, LAST_DREW, LAST_HIGH, MAX_DISCARDS, PENDING,
-    PHASE, PHASE_PLAY, PHASE_SLAMDOWN, PLAYERS, R_ASSAF_EQUAL, R_DRAW_RUN, R_DRAW_SET, R_HAND_SIZE, R_JOKERS,
+    HAND_LEN, HAND_ROOM, KIND_RUN, KIND_SET, KIND_SINGLE, KNOWN, LAST_DREW, LAST_HIGH, MAX_DISCARDS, ONE_ROUND,
+    PENDING, PHASE, PHASE_PLAY, PHASE_SLAMDOWN, PLAYERS, R_ASSAF_EQUAL, R_DRAW_RUN, R_DRAW_SET, R_GAME_END,
+    R_HAND_SIZE, R_JOKERS,
     R_JOKERS_IN_SETS, R_LIMIT, R_MAX_SET, R_MIN_SET_JOKERS, R_RESET_AT, R_RESET_KIND, R_RESET_SUBTRACT, R_RESETS,
     SCORE, THROWN, TOP, TOP_LEN, TOTAL, TURN,
 )
@@ -674,7 +675,7 @@ def _deck_score_term(s, score, total, last, scale, buf, n_unseen):
 def _score_scale(s, params, me):
     """``score_weight * round_end_chance``, or 0.0 when ``_score_costs`` is None (no weight, or no
     total with a cost)."""
-    if not params[P_SCORE_WEIGHT]:
+    if not params[P_SCORE_WEIGHT] or s[R_GAME_END] == ONE_ROUND:  # one round: no stakes (Rules.score_stakes)
         return 0.0
     last = (s[R_HAND_SIZE] + 1) * 10
     score = s[SCORE + me]

@@ -36,8 +36,8 @@ from numba import njit
 
 from yaniv_env.core.layout import (
     ALIVE, CARD_KEY, CARD_POINTS, CARD_RANK, CARD_SUIT, CURRENT, DEAD, DECK, DECK_LEN, DECK_SOURCE, DRAWABLE,
-    DRAWABLE_LEN, EPOCH, FIRST_DISCARDER, GROUP_ROOM, HAND, HAND_LEN, HAND_ROOM, KIND_RUN, KIND_SET, KIND_SINGLE,
-    KNOWN, LAST_CARDS, LAST_DREW, LAST_HIGH, LAST_LEN, LAST_SLAMMED, MAX_SEATS, OUT_ROUND, PENDING, PHASE,
+    DRAWABLE_LEN, ELIMINATION, EPOCH, FIRST_DISCARDER, GROUP_ROOM, HAND, HAND_LEN, HAND_ROOM, KIND_RUN, KIND_SET, KIND_SINGLE,
+    KNOWN, LAST_CARDS, LAST_DREW, LAST_HIGH, LAST_LEN, LAST_SLAMMED, MAX_SEATS, ONE_ROUND, OUT_ROUND, PENDING, PHASE,
     PHASE_OVER, PHASE_PLAY, PHASE_SLAMDOWN, PLAYERS, POOLS, R_ASSAF_EQUAL, R_DRAW_RUN, R_DRAW_SET, R_GAME_END,
     R_HAND_SIZE, R_JOKERS, R_JOKERS_IN_SETS, R_LIMIT, R_MAX_SET, R_MAX_TURNS, R_MIN_SET_JOKERS, R_PENALTY,
     R_PENALTY_KIND, R_PER_ASSAFER, R_RESET_AT, R_RESET_KIND, R_RESET_SUBTRACT, R_RESETS, R_SLAMDOWN,
@@ -837,6 +837,12 @@ def reset_score(s, score):
 
 
 @njit(cache=True)
+def one_round(s):
+    """``Game.one_round``: the game ends with this round (a single round, or a game of one round)."""
+    return s[SINGLE_ROUND] == 1 or s[R_GAME_END] == ONE_ROUND
+
+
+@njit(cache=True)
 def _finish_round(s, r, caller, winners, assafers, capped):
     """``Game._finish_round``: scores, resets, eliminations, the game's end or the next deal."""
     n = s[PLAYERS]
@@ -860,8 +866,10 @@ def _finish_round(s, r, caller, winners, assafers, capped):
         if s[ALIVE + q] and s[SCORE + q] > limit:
             over |= 1 << q
     eliminated = 0
-    game_over = s[SINGLE_ROUND] == 1
-    if s[R_GAME_END] == 0:  # elimination
+    game_over = one_round(s)
+    if s[R_GAME_END] == ONE_ROUND:
+        pass  # the round decides the game: no eliminations, no limit
+    elif s[R_GAME_END] == ELIMINATION:
         eliminated = over
         left = 0
         for q in range(n):
@@ -898,7 +906,7 @@ def _finish_round(s, r, caller, winners, assafers, capped):
     s[RES_TURNS] = s[TURN]
     s[ROUNDS] += 1
     if game_over:
-        if s[SINGLE_ROUND] == 1:
+        if one_round(s):
             s[WINNERS] = winners
         s[PHASE] = PHASE_OVER
         s[PENDING] = -1

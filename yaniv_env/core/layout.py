@@ -95,6 +95,7 @@ R_PER_ASSAFER: Final = _OFFSETS["R_PER_ASSAFER"]  # Rules.assaf_points_per_assaf
 R_RESET_KIND: Final = _OFFSETS["R_RESET_KIND"]  # index into SCORE_RESETS
 R_RESET_SUBTRACT: Final = _OFFSETS["R_RESET_SUBTRACT"]
 R_GAME_END: Final = _OFFSETS["R_GAME_END"]  # index into GAME_ENDS
+ELIMINATION, FIRST_OVER, ONE_ROUND = (GAME_ENDS.index(end) for end in ("elimination", "first_over", "one_round"))
 R_LIMIT: Final = _OFFSETS["R_LIMIT"]
 R_STARTER_RULE: Final = _OFFSETS["R_STARTER_RULE"]  # index into ROUND_STARTERS
 R_JOKERS: Final = _OFFSETS["R_JOKERS"]

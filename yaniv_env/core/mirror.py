@@ -136,7 +136,7 @@ def final_ranks(row: np.ndarray) -> tuple[int, ...]:
         raise ValueError("the game is not over: it has no final ranking yet")
     n = int(row[L.PLAYERS])
     winners = int(row[L.WINNERS])
-    if row[L.SINGLE_ROUND]:
+    if row[L.SINGLE_ROUND] or row[L.R_GAME_END] == L.ONE_ROUND:
         capped = row[L.ROUNDS] == 0 or row[L.RES_CALLER] < 0
         keys = [(not winners >> q & 1, 0 if capped else int(row[L.RES_POINTS + q])) for q in range(n)]
     else:

@@ -136,16 +136,17 @@ F_SCORE, F_TOTAL, F_MAY_CALL, F_TO_MOVE, F_HAND_SIZE, F_DECK_SIZE, F_PENDING, F_
 # each from the row's rule fields (``_settings``). Its codes are the indices layout.write_rules stores.
 _SETTING: Final = {name: i for i, (name, _, _) in enumerate(SETTINGS)}
 _WRITTEN: Final = ("yaniv_threshold", "assaf_on_equal", "assaf_penalty_points", "per_assafer", "flat_assaf", "halve",
-                   "subtract", "score_limit", "first_over", "jokers", "jokers_in_sets", "draw_run_jokers",
+                   "subtract", "score_limit", "first_over", "one_round", "jokers", "jokers_in_sets", "draw_run_jokers",
                    "draw_set_ends", "slamdown")
 if set(_SETTING) != set(_WRITTEN):
     raise ImportError(f"encoding.SETTINGS names {sorted(_SETTING)}; observe.py writes {sorted(_WRITTEN)}")
-(S_THRESHOLD, S_ASSAF_EQUAL, S_PENALTY, S_PER_ASSAFER, S_FLAT, S_HALVE, S_SUBTRACT, S_LIMIT, S_FIRST_OVER, S_JOKERS,
+(S_THRESHOLD, S_ASSAF_EQUAL, S_PENALTY, S_PER_ASSAFER, S_FLAT, S_HALVE, S_SUBTRACT, S_LIMIT, S_FIRST_OVER, S_ONE_ROUND,
+ S_JOKERS,
  S_JOKERS_IN_SETS, S_RUN_JOKERS, S_SET_ENDS, S_SLAMDOWN) = (_SETTING[name] for name in _WRITTEN)
 S_PLAYERS: Final = len(SETTINGS)  # then the player count one-hot, 2..8
 PER_ASSAFER, FLAT = ASSAF_PENALTIES.index("per_assafer"), ASSAF_PENALTIES.index("flat")
 HALVE, SUBTRACT, NO_RESET = SCORE_RESETS.index("halve"), SCORE_RESETS.index("subtract"), SCORE_RESETS.index("none")
-FIRST_OVER = GAME_ENDS.index("first_over")
+FIRST_OVER, ONE_ROUND = GAME_ENDS.index("first_over"), GAME_ENDS.index("one_round")
 RUN_JOKERS, SET_ENDS = RUN_DRAWS.index("ends_and_jokers"), SET_DRAWS.index("ends")
 
 
@@ -360,6 +361,8 @@ def _score_stakes(s, seat, out, buf, count, total, unseen, drawable):
 
     ``buf`` holds the legal discards (``count`` of them) and the unseen cards per value.
     """
+    if s[R_GAME_END] == ONE_ROUND:  # the round decides the game: no stakes (Rules.score_stakes)
+        return
     score = s[SCORE + seat]
     limit = s[R_LIMIT]
     reach = total + MAX_POINTS + 1  # the largest total a move can leave, plus one
@@ -438,6 +441,7 @@ def _settings(s, out, at):
     out[at + S_SUBTRACT] = 1.0 if s[R_RESET_KIND] == SUBTRACT else 0.0
     out[at + S_LIMIT] = min(s[R_LIMIT] / 300, 1.0)
     out[at + S_FIRST_OVER] = 1.0 if s[R_GAME_END] == FIRST_OVER else 0.0
+    out[at + S_ONE_ROUND] = 1.0 if s[R_GAME_END] == ONE_ROUND else 0.0
     out[at + S_JOKERS] = s[R_JOKERS] / 2
     out[at + S_JOKERS_IN_SETS] = 1.0 if s[R_JOKERS_IN_SETS] else 0.0
     out[at + S_RUN_JOKERS] = 1.0 if s[R_DRAW_RUN] == RUN_JOKERS else 0.0
