@@ -67,7 +67,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--games", type=int, default=120,
                         help=f"games to play, a multiple of line-ups x players, at most {MAX_GAMES:,} (default: 120)")
     parser.add_argument("--seed", type=int, default=0, help="the tournament seed (default: 0)")
-    parser.add_argument("--rules", default="default", help=f"rules preset: {', '.join(PRESETS)} (default: default)")
+    parser.add_argument("--rules", default="default",
+                        help=f"rules: a preset ({', '.join(PRESETS)}), or a preset with changes, "
+                             "'default:jokers=0,game_end=one_round' (yaniv.rules.parse_rules; default: default)")
     parser.add_argument("--rounds", action="store_true", help="play single rounds instead of full games")
     parser.add_argument("--max-turns", type=int, default=None,
                         help="cap every round at this many turns (no winner, no points): a guard against agents "

@@ -274,6 +274,8 @@ BAD_API = [
     (dict(games=3), "not a multiple of 2"),
     (dict(seed=-3), "seed"),
     (dict(rules="klingon"), "klingon"),
+    (dict(rules="default:jokerz=0"), "'jokerz=0' is not key=value"),
+    (dict(rules="default:game_end=sudden_death"), "game_end"),
     (dict(rules={"hand_size": 9}), "hand_size"),
     (dict(num_players=8, rules={"hand_size": 7}, agent_specs=["random"] * 8, games=8), "cards"),
     (dict(rounds="yes"), "rounds"),
@@ -290,6 +292,18 @@ def test_api_refuses_bad_input_before_any_game(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         run_tournament(**arguments)
     assert Spy.moves == 0
+
+
+def test_rules_may_be_a_preset_with_changes():
+    """``--rules 'default:jokers=0,game_end=one_round'``: the house set of the learning issue, a game
+    of one round, plays as the same Rules object does."""
+    spec = "default:jokers=0,game_end=one_round"
+    by_text = run_tournament(["greedy", "random"], 2, 8, seed=1, rules=spec, workers=1, progress=False)
+    by_object = run_tournament(["greedy", "random"], 2, 8, seed=1, rules=get_rules("default").replace(
+        jokers=0, game_end="one_round"), workers=1, progress=False)
+    assert by_text.plan.rules == by_object.plan.rules and by_text.plan.rules.one_round
+    assert by_text.to_dict(include_timing=False) == by_object.to_dict(include_timing=False)
+    assert all(a.rounds == a.games for a in by_text.agents), "a game of one round is one round"
 
 
 class Cheat(Spy):

@@ -85,6 +85,7 @@ from agents.base import Agent
 from agents.registry import make_agent
 from agents.tournament.statistics import GameRecord, Tally, TournamentResult
 from yaniv import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Game, Rules, get_rules
+from yaniv.rules import parse_rules
 from yaniv.ranking import final_ranks
 
 MAX_COMBINATIONS = 100  # above this many line-ups, use the cyclic windows
@@ -280,7 +281,9 @@ def plan_tournament(
     path ...) or agent objects (``act(view)``, ``reset(seed)``,
     ``name``), which are deep-copied for each worker. Each named agent is built here and makes one
     move on a sample deal, so a checkpoint that does not fit the rules or the table size is refused
-    before the tournament (agent objects are the caller's: not probed). ``max_turns`` caps every
+    before the tournament (agent objects are the caller's: not probed). ``rules``: a preset's name, a
+    preset with changes on one line (``"default:jokers=0,game_end=one_round"``,
+    ``yaniv.rules.parse_rules``), a mapping of settings or a ``Rules``. ``max_turns`` caps every
     round at that many turns (the rules' ``max_turns``: a capped round has no winner and no
     points), a guard against agents that may never end a round. ``trust_pickle`` lets the registry
     load pickle-based checkpoints (SB3 ``.zip``), which can run code: only for files you trust.
@@ -295,9 +298,12 @@ def plan_tournament(
         )
 
     # Rules.
-    rules_name = rules if isinstance(rules, str) else None
-    if isinstance(rules, str) and rules not in PRESETS:
-        raise ValueError(f"unknown rules preset {rules!r}; presets: {', '.join(PRESETS)}")
+    rules_name = rules if isinstance(rules, str) and rules in PRESETS else None
+    if isinstance(rules, str) and rules not in PRESETS:  # a preset with changes, 'default:jokers=0,...'
+        if ":" not in rules:
+            raise ValueError(f"unknown rules preset {rules!r}; presets: {', '.join(PRESETS)}, or a preset with "
+                             "changes, 'default:jokers=0,game_end=one_round'")
+        rules = parse_rules(rules)
     if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
         raise ValueError(f"max_turns must be a whole number >= 1 (or None for the rules' own), got {max_turns!r}")
     try:
