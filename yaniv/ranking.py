@@ -7,8 +7,9 @@ tied seats share a rank). The order:
   the game at the first score over the limit); then, among the others, the later a seat was
   eliminated the better (a seat still in at the end beats every eliminated one); then the lower
   score;
-* a single round (``single_round=True``, or a game of one round, ``game_end="one_round"``): the round's winners first, then the fewer points taken
-  in the round (a round cut by the turn cap has no winner and every seat ties).
+* a single round (``single_round=True``, or a game of one round, ``game_end="one_round"``): the
+  round's winners first, then the fewer points taken in the round (a round cut by the turn cap has
+  no winner and every seat ties).
 
 The tournament (``agents.tournament``) reads places from this, and the game rewards of
 ``yaniv_env.aec`` are a function of it: one definition of "finished ahead".
