@@ -217,12 +217,11 @@ class Rules:
 
 @lru_cache(maxsize=4096)
 def _score_stakes(rules: Rules, score: int) -> tuple[tuple[int, ...], tuple[bool, ...]]:
+    totals = (rules.hand_size + 1) * 10 + 1  # ten points a card at most
+    if rules.one_round:  # the round decides the game: what its scores become, nothing
+        return (0,) * totals, (False,) * totals
     taken, over = [], []
-    for t in range((rules.hand_size + 1) * 10 + 1):  # ten points a card at most
-        if rules.one_round:  # the round decides the game: what its scores become, nothing
-            taken.append(0)
-            over.append(False)
-            continue
+    for t in range(totals):
         new = score + t
         reset = rules.reset_score(new)
         after = new if reset is None else reset  # as the engine scores a round: reset, then the limit
