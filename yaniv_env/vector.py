@@ -41,10 +41,7 @@ them, uniformly, with the env's own generator, so one agent trains across house 
 deal the envs' hand size, and the observation's settings segment tells the learner which apply);
 ``round_share`` (with ``episode="game"``: the chance that an episode is a single round from zero
 scores instead, paid by ``round_reward``, drawn per episode from the game's generator, so one
-learner trains on both; at 0, the default, nothing is drawn and the streams are as without it);
-``critic_hidden`` (False; True: the learner's observations, the terminal ones included, carry
-``yaniv_env.core.hidden``'s ``HIDDEN_SIZE`` entries after the N of the observation, the cards it
-cannot see, for a critic that trains on them; the snapshots still see the N alone).
+learner trains on both; at 0, the default, nothing is drawn and the streams are as without it).
 
 Opponents
 ---------
@@ -123,7 +120,6 @@ from yaniv_env.core import bots
 from yaniv_env.core import engine
 from yaniv_env.core import layout as L
 from yaniv_env.core import search
-from yaniv_env.core.hidden import HIDDEN_SIZE, hidden_games
 from yaniv_env.encoding import action_table, observation_size
 
 Controller = Union[str, Any]  # a bot name or an object with act_batch
@@ -201,7 +197,6 @@ class YanivBatch:
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         round_share: float = 0.0,
-        critic_hidden: bool = False,
     ) -> None:
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -220,16 +215,12 @@ class YanivBatch:
         self.num_envs = E = num_envs
         self.counts = parse_players(players)
         self.episode, self.round_reward, self.max_turns = episode, round_reward, max_turns
-        if not isinstance(critic_hidden, bool):
-            raise ValueError(f"critic_hidden must be True or False, got {critic_hidden!r}")
         self.round_share = float(round_share)
         self.rules = self._per_env_rules(rules)
         self.rule_sets = self._rule_sets(rule_sets)
         hand = self.rules[0].hand_size
         self.table = action_table(hand)
-        self.actor_size = observation_size(hand)  # what a player sees: the snapshots' observation
-        self.critic_hidden = critic_hidden
-        self.obs_size = self.actor_size + (HIDDEN_SIZE if critic_hidden else 0)  # the learner's
+        self.obs_size = observation_size(hand)
 
         self.S = L.new_rows(E)
         for i, r in enumerate(self.rules):
@@ -529,7 +520,8 @@ class YanivBatch:
             ended = np.flatnonzero(status == B.ENDED)
             if ended.size:
                 seats = np.ascontiguousarray(self.G[ended, B.G_LEARNER])
-                out = self._observe(ended, seats)
+                out = np.empty((ended.size, self.obs_size), dtype=np.float32)
+                B.observe_games(self.S, ended, seats, out, self._buf)
                 final_obs.append(out)
                 final_seats.append(seats)
                 ended_all.append(ended)
@@ -553,20 +545,12 @@ class YanivBatch:
             ended = ended_seats = np.zeros(0, dtype=np.int64)
             final = np.zeros((0, self.obs_size), dtype=np.float32)
         seats = np.ascontiguousarray(self.G[:, B.G_LEARNER])
-        obs = self._observe(self._all, seats)
+        obs = np.empty((E, self.obs_size), dtype=np.float32)
+        B.observe_games(self.S, self._all, seats, obs, self._buf)
         B.mask_games(self.S, self._all, self.masks, self._buf)
         self.obs = obs
         terminated, truncated = done_codes == B.TERMINATED, done_codes == B.TRUNCATED
         return Step(obs, reward, terminated, truncated, ended, final, ended_seats, seats)
-
-    def _observe(self, games: np.ndarray, seats: np.ndarray) -> np.ndarray:
-        """The learner's observations in ``games`` (at ``seats``), with the hidden cards after them
-        when ``critic_hidden``."""
-        out = np.empty((games.size, self.obs_size), dtype=np.float32)
-        B.observe_games(self.S, games, seats, out[:, : self.actor_size], self._buf)
-        if self.critic_hidden:
-            hidden_games(self.S, games, seats, out[:, self.actor_size :])
-        return out
 
     def _play_snapshots(self, waiting: np.ndarray) -> None:
         seats = self.S[waiting, L.CURRENT]
@@ -580,7 +564,7 @@ class YanivBatch:
                 games_parts.append(games)
                 action_parts.append(policy.act_rows(self.S, self.R, games))
                 continue
-            obs = np.empty((games.size, self.actor_size), dtype=np.float32)
+            obs = np.empty((games.size, self.obs_size), dtype=np.float32)
             B.observe_games(self.S, games, np.ascontiguousarray(seats[pick]), obs, self._buf)
             masks = np.zeros((games.size, self.table.size), dtype=np.int8)
             B.mask_games(self.S, games, masks, self._buf)
@@ -653,10 +637,9 @@ class YanivVecEnv(VecEnv):
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         round_share: float = 0.0,
-        critic_hidden: bool = False,
     ) -> None:
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, round_share, critic_hidden)
+                                rule_sets, round_share)
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         self._actions: np.ndarray | None = None
         obs_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
@@ -763,7 +746,6 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         rule_sets: Sequence[str | Rules | dict] | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         round_share: float = 0.0,
-        critic_hidden: bool = False,
     ) -> None:
         try:
             mode = AutoresetMode(autoreset_mode)
@@ -774,7 +756,7 @@ class YanivVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"autoreset_mode {mode.value!r} is not offered: {AutoresetMode.SAME_STEP.value!r} "
                              f"or {AutoresetMode.NEXT_STEP.value!r}")
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, round_share, critic_hidden)
+                                rule_sets, round_share)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.next_step = mode is AutoresetMode.NEXT_STEP
         self._dealt = np.zeros(num_envs, dtype=bool)  # next-step: envs whose returned obs ended an episode

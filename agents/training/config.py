@@ -190,9 +190,6 @@ class TrainConfig:
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
                                   "agents.policies.stakes.", fixed=NETWORK)
-    critic_hidden: bool = _f(False, "The critic also reads the cards the learner cannot see (the others' hands, the "
-                                    "deck's next card; yaniv_env.core.hidden), the actor does not: needs stakes_skip, "
-                                    "the compiled core's tables and a compiled imitation_bot.", fixed=NETWORK)
     activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update. Use 1 when other jobs share the cores: spinning "
                                "threads slow both (docs/experiments.md).")
@@ -294,8 +291,6 @@ class TrainConfig:
             if self.rules in PRESETS:
                 need(space.base.hand_size == PRESETS[self.rules].hand_size, "rule_space",
                      f"a space dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
-        need(not self.critic_hidden or self.stakes_skip, "critic_hidden", "stakes_skip: true as well (the policy "
-                                                                             "that splits the critic's input)")
         need(self.episode in ("round", "game"), "episode", "round or game")
         need(self.episode == "game" or self.round_share == 0, "round_share", "0 with episode round (every episode "
                                                                               "is a round)")
@@ -409,7 +404,6 @@ SB3_KEYS = {
     "rollout_threads": "RLlib's env runners set their own threads",
     "learning_rate_schedule": "the RLlib backend trains at a constant learning rate",
     "stakes_skip": "RLlib's network is the plain actor and critic",
-    "critic_hidden": "RLlib's network is the plain actor and critic",
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,

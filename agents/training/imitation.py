@@ -254,12 +254,11 @@ def imitation_stage(config: TrainConfig, model: Any) -> dict[str, float]:
     rounds' (DAgger's aggregate). Returns the last round's figures, the decisions, rounds and seconds."""
     from agents.training.teacher import compiled_teacher, teacher_stream
 
-    hidden = getattr(model.policy, "hidden_size", 0) > 0  # the critic reads the hidden cards too
     try:
         compiled_teacher(config.imitation_bot)
     except ValueError:
-        if config.rule_sets or config.rule_space or hidden:
-            key = "rule_sets" if config.rule_sets else "rule_space" if config.rule_space else "critic_hidden"
+        if config.rule_sets or config.rule_space:
+            key = "rule_sets" if config.rule_sets else "rule_space"
             raise ValueError(f"{key}: the imitation bot {config.imitation_bot!r} has no compiled form, and the "
                              "Python engine's imitation plays rules only") from None
         return _python_imitation_stage(config, model)
@@ -269,7 +268,7 @@ def imitation_stage(config: TrainConfig, model: Any) -> dict[str, float]:
     for round_ in range(config.imitation_rounds):
         student = NumpyPolicy.from_sb3(model) if round_ else None
         stream = teacher_stream(config, config.imitation_bot, config.gamma, seed=config.seed * 1000 + 999 + round_,
-                                student=student, hidden=hidden)
+                                student=student)
         stats = imitate_stream(model, stream, config.imitation_samples, config.imitation_epochs,
                                config.imitation_batch_size, config.vf_coef, seed=config.seed + round_,
                                learning_rate=config.imitation_learning_rate, schedule=config.imitation_schedule)

@@ -4,8 +4,7 @@
     model = load_model(Path("runs/NAME/checkpoints/latest.zip"))
 
 The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers); with
-``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``, whose critic with
-``critic_hidden`` also reads the hidden cards that the vector env appends to the observation. With
+``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``. With
 ``learning_rate_schedule: linear`` the rate falls from ``learning_rate`` to zero at
 ``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included).
 Everything that ``new_model`` passes to MaskablePPO is saved with the model and restored by
@@ -35,10 +34,6 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         from agents.policies.stakes_torch import StakesSkipPolicy
 
         policy = StakesSkipPolicy
-        if config.critic_hidden:
-            from yaniv_env.core.hidden import HIDDEN_SIZE
-
-            policy_kwargs["hidden_size"] = HIDDEN_SIZE
     from stable_baselines3.common.utils import LinearSchedule
 
     learning_rate: Any = config.learning_rate

@@ -410,8 +410,7 @@ def resume_run(run_dir: Path, overrides: Sequence[str]) -> Run:
     if state["timesteps"] > model.num_timesteps:
         raise ValueError(f"the run state {run_dir / 'state.json'} says step {state['timesteps']} but its checkpoint "
                          f"{checkpoint} holds step {model.num_timesteps}")
-    inputs = model.observation_space.shape[0] - getattr(model.policy, "hidden_size", 0)  # what a snapshot reads
-    actions = model.action_space.n
+    inputs, actions = model.observation_space.shape[0], model.action_space.n
     for step, policy in pool.snapshots:
         if policy.weights[0].shape[0] != inputs or policy.weights[-1].shape[-1] != actions:
             raise ValueError(f"the snapshot {run_dir / 'pool' / OpponentPool.file_name(step)} does not fit the "

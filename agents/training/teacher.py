@@ -40,7 +40,6 @@ from numba import njit
 from yaniv.rules import PRESETS
 from yaniv_env.aec import points_rewards, ranks_rewards
 from yaniv_env.core import bots, engine, layout as L, observe as core_observe, search
-from yaniv_env.core.hidden import HIDDEN_SIZE, hidden_games
 from yaniv_env.core.mirror import final_ranks, round_points
 from yaniv_env.encoding import action_table, observation_size
 from yaniv_env.vector import CompiledSearch
@@ -100,11 +99,8 @@ def _apply(S, R, live, actions, codes, buf):
 
 def teacher_stream(
     config: Any, bot: str, gamma: float, seed: int, student: Any = None, games: int = 256, chunk: int = 16_384,
-    hidden: bool = False,
 ) -> Iterator[dict[str, np.ndarray]]:
-    """Chunks of the teacher's decisions, for ever (see the module docstring); the caller stops.
-    With ``hidden``, each observation carries the seat's hidden cards after it
-    (``yaniv_env.core.hidden``), as the vector env's with ``critic_hidden``."""
+    """Chunks of the teacher's decisions, for ever (see the module docstring); the caller stops."""
     kind, params, sparams = compiled_teacher(bot)
     rules = PRESETS[config.rules]
     drawn = config.training_rule_sets()  # per game, when given
@@ -150,9 +146,7 @@ def teacher_stream(
     obuf = core_observe.scratch()
     out = np.zeros(bots.ACTION_ROOM, dtype=np.int64)
     room = chunk + games * 64
-    hid = np.zeros((games, HIDDEN_SIZE if hidden else 0), dtype=np.float32)
-    every = np.arange(games, dtype=np.int64)
-    data = {"obs": np.zeros((room, size + hid.shape[1]), np.float32), "masks": np.zeros((room, actions_n), bool),
+    data = {"obs": np.zeros((room, size), np.float32), "masks": np.zeros((room, actions_n), bool),
             "actions": np.zeros(room, np.int64), "returns": np.zeros(room, np.float32)}
     done = np.zeros(room, dtype=bool)  # the decision's return is final
     filled = 0
@@ -164,10 +158,7 @@ def teacher_stream(
             if len(mine):
                 played[mine] = student.act_batch(obs[mine], masks[mine])
         at = np.arange(filled, filled + games)
-        data["obs"][at, :size] = obs
-        if hidden:
-            hidden_games(S, every, seats, hid)
-            data["obs"][at, size:] = hid
+        data["obs"][at] = obs
         data["masks"][at] = masks
         data["actions"][at] = labels
         data["returns"][at] = 0.0
