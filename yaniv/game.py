@@ -270,7 +270,8 @@ class Game:
             raise ValueError(f"starter must be a seat still in the game, got {starter!r}")
         seats = sum(self.alive)
         dealt = lowest_hand(rules, rules.hand_size)
-        if not self.one_round and rules.max_turns is not None and rules.max_turns <= seats and rules.yaniv_threshold < dealt:
+        capped_first_turns = rules.max_turns is not None and rules.max_turns <= seats
+        if not self.one_round and capped_first_turns and rules.yaniv_threshold < dealt:
             raise ValueError(
                 f"Rules.max_turns={rules.max_turns} with {seats} seats in the game and Rules.yaniv_threshold="
                 f"{rules.yaniv_threshold}: nobody plays a second turn before the cap and no dealt hand of "

@@ -85,8 +85,8 @@ from agents.base import Agent
 from agents.registry import make_agent
 from agents.tournament.statistics import GameRecord, Tally, TournamentResult
 from yaniv import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Game, Rules, get_rules
-from yaniv.rules import parse_rules
 from yaniv.ranking import final_ranks
+from yaniv.rules import parse_rules
 
 MAX_COMBINATIONS = 100  # above this many line-ups, use the cyclic windows
 MAX_MOVES = 100_000  # per game; a longer game is an error (agents that never end a round)
