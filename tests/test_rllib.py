@@ -50,7 +50,6 @@ def tree_digest(folder: Path) -> dict[str, str]:
     (["backend=rllib", "rllib_env=aec", "rule_sets=[french]"], "rule_sets"),
     (["backend=rllib", "rllib_env=aec", "rule_space=house"], "rule_space"),
     (["backend=rllib", "rllib_env=aec", "episode=game", "round_share=0.5"], "round_share"),
-    (["backend=rllib", "rllib_env=aec", "one_round_share=0.5"], "one_round_share"),
     (["backend=rllib", "shared_fraction=0.9"], "shared_fraction"),
     (["backend=rllib", "rllib_env=gym"], "rllib_env"),
     (["rllib_env=aec"], "rllib_env"),

@@ -14,7 +14,6 @@ import pytest
 
 from agents.training import FIXED_ON_RESUME, ConfigError, Run, TrainConfig, load_config, new_state, resume_run
 from yaniv_env import encoding
-from yaniv_env.core import batch as B
 from yaniv_env.core import layout as L
 
 ROOT = Path(__file__).parents[1]
@@ -168,7 +167,7 @@ def test_a_corrupt_checkpoint_is_named_and_nothing_is_touched(run_dir, tmp_path)
      ("rules=klaberjass", "rules"), ("baselines=[random,alphazero]", "baselines"), ("batch_size=100000", "batch_size"),
      ("imitation_bot=ppo", "imitation_bot"), ("imitation_samples=-1", "imitation_samples"),
      ("imitation_rounds=0", "imitation_rounds"), ("round_reward=score", "round_reward"),
-     ("round_share=2", "round_share"), ("round_share=0.5", "round_share"), ("one_round_share=1.5", "one_round_share"),
+     ("round_share=2", "round_share"), ("round_share=0.5", "round_share"),
      ("imitation_bot=heuristic:call_rsk=0.1", "call_rsk"), ("imitation_bot=alphazero", "imitation_bot"),
      ("imitation_schedule=linear", "imitation_schedule"), ("imitation_batch_size=0", "imitation_batch_size"),
      ("stakes_skip=perhaps", "stakes_skip")],
@@ -524,18 +523,6 @@ def test_the_learners_tables_mix_single_rounds_into_games_by_round_share():
         kinds += [bool(vec_env.final_rows[int(i)][L.SINGLE_ROUND]) for i in np.flatnonzero(dones)]
     # a round is over in about 10 learner steps, a game in about 200: most episodes that end are rounds
     assert vec_env.batch.round_share == 0.25 and 0 < sum(kinds) < len(kinds)
-
-
-def test_one_round_share_reaches_the_learners_tables_and_needs_round_episodes():
-    from agents.training import OpponentPool, self_play_envs
-
-    with pytest.raises(ConfigError, match="'one_round_share': 0 unless there are round episodes"):
-        TrainConfig(episode="game", one_round_share=0.5)
-    config = TrainConfig(players=2, episode="game", round_share=0.5, one_round_share=0.25, n_envs=4,
-                         baselines=["heuristic"], baseline_fraction=1.0)
-    _, vec_env = self_play_envs(config, OpponentPool(config))
-    assert vec_env.batch.one_round_share == 0.25
-    assert vec_env.batch.C[B.C_ONE_ROUND_SHARE] == B.SHARE_ONE // 4
 
 
 def test_the_learners_tables_run_on_the_core_and_meet_the_pools_snapshots(monkeypatch):

@@ -10,7 +10,6 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 from yaniv import Game, Rules, get_rules
-from yaniv.rules import GAME_ENDS
 from yaniv_env import aec
 from yaniv_env.core import batch as B
 from yaniv_env.core import bots
@@ -142,75 +141,6 @@ def test_a_game_of_one_round_pays_its_rank_in_either_episode(episode):
             assert not infos[i]["TimeLimit.truncated"]
             paid.append(float(rewards[i]))
     assert len(paid) > 10 and len(set(paid)) > 1  # a random learner rarely wins; ties and places do differ
-
-
-@pytest.mark.parametrize("episode, round_share", [("round", 0.0), ("game", 0.6)])
-def test_one_round_share_deals_games_of_one_round_in_round_episodes_only(episode, round_share):
-    """With one_round_share, a round episode is now and then a game of one round: the learner sees
-    the flag, is paid its rank, and the next deal plays the rules' own game end again; whole games
-    are never one round."""
-    from yaniv_env import encoding
-
-    one_round = encoding.observation_size(5) - encoding.SETTINGS_FEATURES + [
-        name for name, _, _ in encoding.SETTINGS].index("one_round")
-    env = YanivVecEnv(num_envs=16, players="2-3", rules="german", opponents="heuristic", episode=episode,
-                      round_reward="relative", round_share=round_share, one_round_share=0.5, seed=4)
-    own_end = env.batch.S[0, L.R_GAME_END]
-    assert own_end != L.ONE_ROUND
-    obs = env.reset()
-    rng = np.random.default_rng(0)
-    kinds = {}
-    for _ in range(150):
-        rows = env.batch.S
-        flagged = rows[:, L.R_GAME_END] == L.ONE_ROUND
-        assert np.array_equal(obs[:, one_round] == 1.0, flagged)  # the observation says which game it is
-        assert not (flagged & (rows[:, L.SINGLE_ROUND] == 1)).any()
-        assert np.array_equal(flagged, env.batch.G[:, B.G_GAME_END] >= 0)
-        assert (env.batch.G[flagged, B.G_GAME_END] == own_end).all()
-        obs, rewards, dones, infos = env.step(legal_random(env.batch.masks, rng))
-        for i in np.flatnonzero(dones):
-            row = env.final_rows[int(i)]
-            game = python_game(row)
-            learner = infos[i]["seat"]
-            if row[L.R_GAME_END] == L.ONE_ROUND:
-                kind = "one round"
-                assert len(game.results) == 1 and not game.single_round
-                expected = aec.rank_rewards(game)[learner]
-            elif game.single_round:
-                kind = "round"
-                expected = 0.0 if game.results[-1].caller is None else aec.round_rewards(
-                    game.results[-1], "relative")[learner]
-            else:
-                kind = "game"
-                expected = aec.rank_rewards(game)[learner]
-            kinds[kind] = kinds.get(kind, 0) + 1
-            assert rewards[i] == pytest.approx(expected, abs=1e-6)
-        check_at_learner(env)
-    assert set(kinds) == ({"one round", "round", "game"} if round_share else {"one round", "round"})
-    assert 0.3 < kinds["one round"] / (kinds["one round"] + kinds["round"]) < 0.7, kinds
-    runs = [rollout(YanivVecEnv(num_envs=3, players=2, episode=episode, round_share=round_share,
-                                one_round_share=0.5, seed=9), 40, 1) for _ in range(2)]
-    assert same(runs[0], runs[1])
-
-
-def test_one_round_share_keeps_each_drawn_rule_set_as_drawn():
-    """Rules drawn per episode are written over the row: a game of one round dealt in a round
-    episode's place must not bring the last rule set's game end back over the new one's."""
-    sets = [{"game_end": "first_over"}, {"game_end": "elimination"}]
-    env = YanivVecEnv(num_envs=8, players=2, opponents="heuristic", episode="round", rule_sets=sets,
-                      one_round_share=0.5, seed=6)
-    env.reset()
-    rng = np.random.default_rng(0)
-    seen = set()
-    for _ in range(200):
-        for i in range(8):
-            rules = env.get_attr("rules", indices=[i])[0]
-            row_end = env.batch.S[i, L.R_GAME_END]
-            saved = env.batch.G[i, B.G_GAME_END]
-            assert (saved if saved >= 0 else row_end) == GAME_ENDS.index(rules.game_end)
-            seen.add((rules.game_end, row_end == L.ONE_ROUND))
-        env.step(legal_random(env.batch.masks, rng))
-    assert seen == {(end, flag) for end in ("first_over", "elimination") for flag in (True, False)}
 
 
 def test_a_round_share_of_one_plays_the_round_episodes():
@@ -597,11 +527,6 @@ def test_bad_arguments_are_refused_by_name():
             YanivVecEnv(num_envs=2, episode="game", round_share=share)
     with pytest.raises(ValueError, match="round_share mixes single rounds into episode 'game', not 'round'"):
         YanivVecEnv(num_envs=2, episode="round", round_share=0.5)
-    for share in (1.5, -0.1, True, "half"):
-        with pytest.raises(ValueError, match="one_round_share must be a number from 0 to 1"):
-            YanivVecEnv(num_envs=2, one_round_share=share)
-    with pytest.raises(ValueError, match="one_round_share .* needs episode 'round', or round_share above 0"):
-        YanivVecEnv(num_envs=2, episode="game", one_round_share=0.5)
     assert parse_players("2-4") == (2, 3, 4) and parse_players([2, 5]) == (2, 5) and parse_players(3) == (3,)
 
 

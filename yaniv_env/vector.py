@@ -41,11 +41,7 @@ them, uniformly, with the env's own generator, so one agent trains across house 
 deal the envs' hand size, and the observation's settings segment tells the learner which apply);
 ``round_share`` (with ``episode="game"``: the chance that an episode is a single round from zero
 scores instead, paid by ``round_reward``, drawn per episode from the game's generator, so one
-learner trains on both; at 0, the default, nothing is drawn and the streams are as without it);
-``one_round_share`` (with round episodes, ``episode="round"`` or ``round_share`` above 0: the chance
-that such an episode is a game of one round instead, ``game_end="one_round"`` for that deal, which
-the observation's settings show and which pays its rank: won by winning the round; the rules'
-own game end comes back at the next deal; at 0, the default, nothing is drawn).
+learner trains on both; at 0, the default, nothing is drawn and the streams are as without it).
 
 Opponents
 ---------
@@ -201,7 +197,6 @@ class YanivBatch:
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         round_share: float = 0.0,
-        one_round_share: float = 0.0,
     ) -> None:
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -213,12 +208,6 @@ class YanivBatch:
             raise ValueError(f"round_share must be a number from 0 to 1, got {round_share!r}")
         if round_share and episode != "game":
             raise ValueError(f"round_share mixes single rounds into episode 'game', not {episode!r}")
-        if (isinstance(one_round_share, bool) or not isinstance(one_round_share, (int, float))
-                or not 0 <= one_round_share <= 1):
-            raise ValueError(f"one_round_share must be a number from 0 to 1, got {one_round_share!r}")
-        if one_round_share and episode == "game" and not round_share:
-            raise ValueError("one_round_share turns round episodes into games of one round: it needs episode "
-                             "'round', or round_share above 0")
         if max_turns is not None and (type(max_turns) is not int or max_turns < 1):
             raise ValueError(f"max_turns must be None or an integer >= 1, got {max_turns!r}")
         if seed is not None and (type(seed) is not int or seed < 0):
@@ -227,7 +216,6 @@ class YanivBatch:
         self.counts = parse_players(players)
         self.episode, self.round_reward, self.max_turns = episode, round_reward, max_turns
         self.round_share = float(round_share)
-        self.one_round_share = float(one_round_share)
         self.rules = self._per_env_rules(rules)
         self.rule_sets = self._rule_sets(rule_sets)
         hand = self.rules[0].hand_size
@@ -244,7 +232,6 @@ class YanivBatch:
         self.C[B.C_ROUND_SHARE] = B.SHARE_ONE if episode == "round" else round(round_share * B.SHARE_ONE)
         self.C[B.C_RELATIVE] = round_reward == "relative"
         self.C[B.C_MAX_TURNS] = -1 if max_turns is None else max_turns
-        self.C[B.C_ONE_ROUND_SHARE] = round(one_round_share * B.SHARE_ONE)
         self.P = bots.heuristic_params()[None, :].copy()
         self._param_rows: dict[tuple[float, ...], int] = {tuple(self.P[0]): 0}
         self._bot_codes: dict[str, tuple[int, int]] = {}
@@ -505,7 +492,6 @@ class YanivBatch:
             for g in games:
                 rules = self.rule_sets[int(self.draw_rngs[g].integers(len(self.rule_sets)))]
                 L.write_rules(self.S[g], rules)
-                self.G[g, B.G_GAME_END] = -1  # the drawn rules' game end stands, not the last episode's
                 self.rules[g] = rules
         B.begin(self.S, self.R, self.G, games, np.array(self.counts, dtype=np.int64))
         for g in games:
@@ -610,7 +596,7 @@ class YanivBatch:
             return self.rules[i]
         if name == "opponents":
             return self.specs[i]
-        if name in ("episode", "round_reward", "round_share", "one_round_share", "max_turns"):
+        if name in ("episode", "round_reward", "round_share", "max_turns"):
             return getattr(self, name)
         raise AttributeError(name)
 
@@ -651,10 +637,9 @@ class YanivVecEnv(VecEnv):
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         round_share: float = 0.0,
-        one_round_share: float = 0.0,
     ) -> None:
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, round_share, one_round_share)
+                                rule_sets, round_share)
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         self._actions: np.ndarray | None = None
         obs_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
@@ -723,8 +708,7 @@ class YanivVecEnv(VecEnv):
         if attr_name == "opponents":
             self.batch.set_opponents(value, targets)
             return
-        if attr_name in ("seat", "num_players", "rules", "episode", "round_reward", "round_share", "one_round_share",
-                         "max_turns"):
+        if attr_name in ("seat", "num_players", "rules", "episode", "round_reward", "round_share", "max_turns"):
             raise AttributeError(f"{attr_name} is fixed at construction (num_players and seat per episode)")
         for i in targets:
             self._attrs[i][attr_name] = value
@@ -762,7 +746,6 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         rule_sets: Sequence[str | Rules | dict] | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         round_share: float = 0.0,
-        one_round_share: float = 0.0,
     ) -> None:
         try:
             mode = AutoresetMode(autoreset_mode)
@@ -773,7 +756,7 @@ class YanivVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"autoreset_mode {mode.value!r} is not offered: {AutoresetMode.SAME_STEP.value!r} "
                              f"or {AutoresetMode.NEXT_STEP.value!r}")
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, round_share, one_round_share)
+                                rule_sets, round_share)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.next_step = mode is AutoresetMode.NEXT_STEP
         self._dealt = np.zeros(num_envs, dtype=bool)  # next-step: envs whose returned obs ended an episode

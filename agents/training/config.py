@@ -169,11 +169,6 @@ class TrainConfig:
     round_share: float = _f(0.0, "With episode: game, the chance that a training episode is a single round from zero "
                                  "scores instead, paid by round_reward: one learner trained on whole games and on "
                                  "rounds. Needs the compiled core (every baseline with a form there).")
-    one_round_share: float = _f(0.0, "The chance that a round episode (episode: round, or one drawn by round_share) is "
-                                     "a game of one round instead (game_end: one_round, observed, paid by its rank: "
-                                     "won by winning the round), so the learner meets that house rule without "
-                                     "whole games giving up steps to it. The learner's tables only (the "
-                                     "imitation data plays whole games). Needs the compiled core.")
     round_reward: str = _f("points", "Round reward: points (-points/50) or relative ((the others' mean points - "
                            "points)/50); see yaniv_env.aec.")
     max_turns: int = _f(500, "Turns after which a training episode is truncated and an evaluation round ends.")
@@ -272,7 +267,7 @@ class TrainConfig:
         need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
         for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
             need(getattr(self, key) > 0, key, "a number > 0")
-        for key in ("gamma", "gae_lambda", "baseline_fraction", "latest_fraction", "round_share", "one_round_share"):
+        for key in ("gamma", "gae_lambda", "baseline_fraction", "latest_fraction", "round_share"):
             need(0.0 <= getattr(self, key) <= 1.0, key, "a number from 0 to 1")
         for key in ("ent_coef", "vf_coef"):
             need(getattr(self, key) >= 0, key, "a number >= 0")
@@ -299,8 +294,6 @@ class TrainConfig:
         need(self.episode in ("round", "game"), "episode", "round or game")
         need(self.episode == "game" or self.round_share == 0, "round_share", "0 with episode round (every episode "
                                                                               "is a round)")
-        need(self.one_round_share == 0 or self.episode == "round" or self.round_share > 0, "one_round_share",
-             "0 unless there are round episodes (episode round, or round_share above 0)")
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
         need(self.activation in ACTIVATIONS, "activation", " or ".join(ACTIVATIONS))
@@ -345,7 +338,7 @@ class TrainConfig:
                 need(self.shared_fraction == default, "shared_fraction",
                      f"its default with rllib_env vector (the learner holds one seat of each table; default {default!r})")
             else:
-                for key in ("rule_sets", "rule_space", "round_share", "one_round_share"):
+                for key in ("rule_sets", "rule_space", "round_share"):
                     need(not getattr(self, key), key, "unset with rllib_env aec (its tables play the rules key and "
                                                       "episode; rllib_env vector draws rules and episodes per game)")
             need(not (self.ray_address and self.ray_num_cpus), "ray_num_cpus",

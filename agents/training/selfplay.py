@@ -213,7 +213,6 @@ class CoreSelfPlayEnv:
             num_envs=config.n_envs, players=config.players, rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
             opponents=draw, rule_sets=config.training_rule_sets() or None, round_share=config.round_share,
-            one_round_share=config.one_round_share,
         )
 
 
@@ -227,9 +226,8 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[Any], 
     if not missing:
         core = CoreSelfPlayEnv(config, pool, controllers)
         return [core], core.vec_env
-    keys = [key for key in ("rule_sets", "rule_space", "round_share", "one_round_share") if getattr(config, key)]
-    if keys:
-        key = keys[0]
+    if config.rule_sets or config.rule_space or config.round_share:
+        key = "rule_sets" if config.rule_sets else "rule_space" if config.rule_space else "round_share"
         raise ValueError(f"{key}: baseline {missing[0]!r} has no form on the compiled core, and the Python "
                          "engine's tables play rules and episode only")
     from stable_baselines3.common.vec_env import DummyVecEnv

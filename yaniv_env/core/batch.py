@@ -43,11 +43,7 @@ Kernels:
 Episode end and rewards (``yaniv_env.aec``'s): the episode is one round when the row's
 ``SINGLE_ROUND`` is 1, which each deal sets: always when ``C_ROUND_SHARE`` is ``SHARE_ONE``, never
 when it is 0, and in between with the chance ``C_ROUND_SHARE / SHARE_ONE``, drawn from the game's
-generator. A deal that drew a round is a game of one round instead with the chance
-``C_ONE_ROUND_SHARE / SHARE_ONE`` (drawn likewise, only strictly between 0 and 1): the row's
-``R_GAME_END`` is ``ONE_ROUND`` for that deal, the rules' own value kept in ``G_GAME_END`` and
-written back at the next deal (a caller that writes new rules over the row sets ``G_GAME_END`` to
--1). A round pays ``round_reward`` (``-points / 50``, or relative to the others' mean with
+generator. A round pays ``round_reward`` (``-points / 50``, or relative to the others' mean with
 ``C_RELATIVE``; a round cut by the rules' turn cap truncates, reward 0), a whole game
 ``rank_reward`` (by ``yaniv.ranking.final_ranks``, here read off the row's ``OUT_ROUND``,
 ``WINNERS``, ``SCORE`` and ``RES_POINTS``). A game of one round (``game_end="one_round"``) pays
@@ -96,15 +92,12 @@ G_SEAT_KIND: Final = 7
 G_SEAT_PARAM: Final = G_SEAT_KIND + MAX_SEATS
 G_OTHER_KIND: Final = G_SEAT_PARAM + MAX_SEATS
 G_OTHER_PARAM: Final = G_OTHER_KIND + MAX_SEATS - 1
-# While a deal plays a game of one round in a round's place (C_ONE_ROUND_SHARE): the rules' own R_GAME_END; else -1.
-G_GAME_END: Final = G_OTHER_PARAM + MAX_SEATS - 1
-G_WIDTH: Final = G_GAME_END + 1
+G_WIDTH: Final = G_OTHER_PARAM + MAX_SEATS - 1
 
 C_ROUND_SHARE: Final = 0  # the chance in SHARE_ONE that an episode is one round, else the whole game
 C_RELATIVE: Final = 1  # 1: round_reward "relative"; 0: "points"
 C_MAX_TURNS: Final = 2  # the env's cap on an episode's moves; -1 none
-C_ONE_ROUND_SHARE: Final = 3  # the chance in SHARE_ONE that a round episode is a game of one round instead
-C_WIDTH: Final = 4
+C_WIDTH: Final = 3
 
 SHARE_ONE: Final = 1 << 30  # C_ROUND_SHARE's unit: every episode a round
 
@@ -118,7 +111,6 @@ def new_batch(count: int) -> np.ndarray:
     G[:, G_SEAT_KIND : G_SEAT_KIND + MAX_SEATS] = EMPTY
     G[:, G_OTHER_KIND : G_OTHER_KIND + MAX_SEATS - 1] = EMPTY
     G[:, G_STATUS] = ENDED
-    G[:, G_GAME_END] = -1
     return G
 
 
@@ -204,20 +196,11 @@ def _seat_and_deal(S, R, G, W, C, g):
         q = (learner + 1 + k) % n
         G[g, G_SEAT_KIND + q] = G[g, G_OTHER_KIND + k]
         G[g, G_SEAT_PARAM + q] = G[g, G_OTHER_PARAM + k]
-    s = S[g]
-    if G[g, G_GAME_END] >= 0:  # the last deal was a game of one round in a round's place: the rules' end back
-        s[R_GAME_END] = G[g, G_GAME_END]
-        G[g, G_GAME_END] = -1
     share = C[C_ROUND_SHARE]
     single = 1 if share >= SHARE_ONE else 0
     if 0 < share < SHARE_ONE:  # drawn only when both kinds can come: the streams of one kind stay as they were
         single = 1 if below(R[g], SHARE_ONE) < share else 0
-    if single == 1 and C[C_ONE_ROUND_SHARE] > 0 and s[R_GAME_END] != ONE_ROUND:
-        if C[C_ONE_ROUND_SHARE] >= SHARE_ONE or below(R[g], SHARE_ONE) < C[C_ONE_ROUND_SHARE]:  # as single
-            G[g, G_GAME_END] = s[R_GAME_END]
-            s[R_GAME_END] = ONE_ROUND
-            single = 0  # a game of one round: observed as such, paid by its rank
-    new_game(s, R[g], n, single, 0)
+    new_game(S[g], R[g], n, single, 0)
     G[g, G_TURNS] = 0
     G[g, G_STARTED] = 0
     G[g, G_DONE] = RUNNING

@@ -71,7 +71,7 @@ class CoreTables(gym.vector.VectorEnv):
             num_envs=num_envs, players=config.players, rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, opponents=draw,
             rule_sets=config.training_rule_sets() or None, autoreset_mode=AutoresetMode.NEXT_STEP,
-            round_share=config.round_share, one_round_share=config.one_round_share,
+            round_share=config.round_share,
         )
         self.num_envs = num_envs
         self.single_observation_space = spaces.Dict({
