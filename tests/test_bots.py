@@ -368,6 +368,21 @@ def test_a_damaged_bot_json_is_refused_by_field_with_exit_status_2(tmp_path, cap
     assert words in capsys.readouterr().err
 
 
+def test_weights_with_arrays_this_version_does_not_read_are_refused_by_name(tmp_path):
+    policy = _policy()
+    arrays = {f"w{i}": w.T for i, w in enumerate(policy.weights)} | {f"b{i}": b for i, b in enumerate(policy.biases)}
+    meta = np.array(json.dumps({"activation": "relu", "layers": 3}))
+    np.savez(tmp_path / "good.npz", meta=meta, **arrays)
+    load_bot(str(tmp_path / "good.npz"))
+    # e.g. a network part a newer version adds: played without it the file would be another policy
+    np.savez(tmp_path / "newer.npz", meta=meta, film0=np.zeros((2, 22, 8), np.float32), **arrays)
+    with pytest.raises(ValueError, match="newer.npz: arrays this version does not know: film0"):
+        load_bot(str(tmp_path / "newer.npz"))
+    np.savez(tmp_path / "extra.npz", meta=meta, w3=np.zeros((4, 4), np.float32), **arrays)  # a layer past "layers"
+    with pytest.raises(ValueError, match="extra.npz: arrays this version does not know: w3"):
+        load_bot(str(tmp_path / "extra.npz"))
+
+
 def test_nan_weights_are_refused_at_load(tmp_path):
     for layer, part in ((0, "weights"), (2, "biases")):
         policy = _policy()

@@ -14,7 +14,8 @@ checkpoint is a pickle underneath and can run code when loaded, so it takes the 
 names it and the safe formats. The format is read from the content, not the suffix
 (``policy_file_kind``): a zip of ``.npy`` arrays is weights, any other zip (SB3, ``torch.save``)
 or a bare pickle is a pickle, whatever the file is called. Weights holding NaN or infinity are
-refused at load, by layer.
+refused at load, by layer, and so is an array this version does not read (a newer network part:
+played without it, the file would be another policy).
 """
 
 from __future__ import annotations
@@ -182,6 +183,11 @@ class NumpyPolicy:
                 if not isinstance(meta, dict) or type(meta.get("layers")) is not int or not 1 <= meta["layers"] <= 64:
                     raise ValueError(f"meta: expected an object with 'layers' from 1 to 64, got {meta!r:.80}")
                 n = meta.pop("layers")
+                known = {"meta", "skip_index", "skip_weight"} | {f"{kind}{i}" for kind in "wb" for i in range(n)}
+                unknown = sorted(set(data.files) - known)
+                if unknown:  # a newer network part played without it would be another policy, silently
+                    raise ValueError(f"arrays this version does not know: {', '.join(unknown)[:200]} (a file from a "
+                                     "newer version of yaniv-rl, or a damaged one)")
                 weights = [data[f"w{i}"] for i in range(n)]
                 biases = [data[f"b{i}"] for i in range(n)]
                 skip = (data["skip_index"], data["skip_weight"]) if "skip_index" in data else None
