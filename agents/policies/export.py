@@ -69,17 +69,34 @@ def onnx_model(policy: NumpyPolicy) -> Any:
 
     n_obs, n_act = policy.observation_size, policy.num_actions
     initializers, nodes = [numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1")], []
-    h = "observation"
-    last = len(policy.weights) - 1
-    for i, (w, b) in enumerate(zip(policy.weights, policy.biases)):
-        initializers.append(numpy_helper.from_array(w.astype(np.float32), f"w{i}"))
-        initializers.append(numpy_helper.from_array(b.astype(np.float32), f"b{i}"))
-        nodes.append(helper.make_node("MatMul", [h, f"w{i}"], [f"mm{i}"]))
-        out = ("mlp_logits" if policy.skip_index is not None else "logits") if i == last else f"pre{i}"
-        nodes.append(helper.make_node("Add", [f"mm{i}", f"b{i}"], [out]))
-        if i < last:
-            nodes.append(helper.make_node(policy.activation.capitalize(), [out], [f"h{i}"]))
-            h = f"h{i}"
+    mlp_out = "mlp_logits" if policy.skip_index is not None else "logits"
+
+    def mlp(weights: list[np.ndarray], biases: list[np.ndarray], prefix: str, out: str) -> None:
+        h, last = "observation", len(weights) - 1
+        for i, (w, b) in enumerate(zip(weights, biases)):
+            initializers.append(numpy_helper.from_array(w.astype(np.float32), f"{prefix}w{i}"))
+            initializers.append(numpy_helper.from_array(b.astype(np.float32), f"{prefix}b{i}"))
+            nodes.append(helper.make_node("MatMul", [h, f"{prefix}w{i}"], [f"{prefix}mm{i}"]))
+            pre = out if i == last else f"{prefix}pre{i}"
+            nodes.append(helper.make_node("Add", [f"{prefix}mm{i}", f"{prefix}b{i}"], [pre]))
+            if i < last:
+                nodes.append(helper.make_node(policy.activation.capitalize(), [pre], [f"{prefix}h{i}"]))
+                h = f"{prefix}h{i}"
+
+    if policy.route_index is None:
+        mlp(policy.weights, policy.biases, "", mlp_out)
+    else:  # the towers (agents.policies.towers): both run, and each row takes its own
+        mlp(policy.weights, policy.biases, "", "tower0_logits")
+        mlp(policy.tower_weights, policy.tower_biases, "tower1_", "tower1_logits")
+        initializers += [
+            numpy_helper.from_array(np.array([policy.route_index], dtype=np.int64), "route_index"),
+            numpy_helper.from_array(np.array([0.5], dtype=np.float32), "half"),
+        ]
+        nodes += [
+            helper.make_node("Gather", ["observation", "route_index"], ["route"], axis=1),  # [batch, 1]
+            helper.make_node("GreaterOrEqual", ["route", "half"], ["routed"]),
+            helper.make_node("Where", ["routed", "tower1_logits", "tower0_logits"], [mlp_out]),
+        ]
     if policy.skip_index is not None:  # the stakes skip (agents.policies.stakes): logits[:, a] += sum_k w_k obs[:, index[k, a]]
         index, weight = policy.skip_index, policy.skip_weight
         initializers += [
@@ -157,6 +174,12 @@ def bot_metadata(policy: NumpyPolicy, model_bytes: bytes, source: Path | None) -
     table = action_table(hand_size)
     hidden = [int(w.shape[1]) for w in policy.weights[:-1]]
     network: dict[str, Any] = {"hidden": hidden, "activation": policy.activation}
+    if policy.route_index is not None:
+        network["towers"] = {
+            "route": policy.route_feature,
+            "index": policy.route_index,
+            "doc": "agents.policies.towers: rows with observation[index] >= 0.5 play tower 1, the others tower 0",
+        }
     if policy.skip_index is not None:
         network["stakes_skip"] = {
             "segments": list(SKIP_SEGMENTS),

@@ -52,6 +52,20 @@ def one_blas_thread() -> None:
     threadpool_limits(1, user_api="blas")
 
 
+def _check_layers(weights: list[np.ndarray], biases: list[np.ndarray], what: str = "") -> None:
+    """ValueError naming the layer unless the (out, in) weights and biases chain into an MLP of finite numbers."""
+    if len(weights) != len(biases) or not weights:
+        raise ValueError(f"{what}a policy needs as many bias vectors as weight matrices, and at least one layer")
+    for i, (w, b) in enumerate(zip(weights, biases)):
+        if w.ndim != 2 or b.shape != (w.shape[0],):
+            raise ValueError(f"{what}layer {i}: weight {w.shape} and bias {b.shape} do not fit")
+        if i and w.shape[1] != weights[i - 1].shape[0]:
+            raise ValueError(f"{what}layer {i} takes {w.shape[1]} inputs but layer {i - 1} gives {weights[i - 1].shape[0]}")
+        for part, array in (("weights", w), ("bias", b)):
+            if not np.issubdtype(array.dtype, np.number) or not np.isfinite(array).all():
+                raise ValueError(f"{what}layer {i}: its {part} hold NaN, infinity or non-numbers")
+
+
 def pick_action(masked_logits: np.ndarray, rng: np.random.Generator | None = None) -> int:
     """The best action of masked logits (-inf where illegal), or one sampled from their softmax."""
     if not np.isfinite(masked_logits).any():
@@ -72,21 +86,30 @@ class NumpyPolicy:
         activation: str,
         meta: dict | None = None,
         skip: tuple[np.ndarray, np.ndarray] | None = None,
+        tower: tuple[str, list[np.ndarray], list[np.ndarray]] | None = None,
     ):
-        if len(weights) != len(biases) or not weights:
-            raise ValueError("a policy needs as many bias vectors as weight matrices, and at least one layer")
         if activation not in ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r}; known: {', '.join(ACTIVATIONS)}")
-        for i, (w, b) in enumerate(zip(weights, biases)):
-            if w.ndim != 2 or b.shape != (w.shape[0],):
-                raise ValueError(f"layer {i}: weight {w.shape} and bias {b.shape} do not fit")
-            if i and w.shape[1] != weights[i - 1].shape[0]:
-                raise ValueError(f"layer {i} takes {w.shape[1]} inputs but layer {i - 1} gives {weights[i - 1].shape[0]}")
-            for part, array in (("weights", w), ("bias", b)):
-                if not np.issubdtype(array.dtype, np.number) or not np.isfinite(array).all():
-                    raise ValueError(f"layer {i}: its {part} hold NaN, infinity or non-numbers")
+        _check_layers(weights, biases)
         self.weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in weights]  # (in, out) for x @ W
         self.biases = [np.asarray(b, dtype=np.float32) for b in biases]
+        # The second tower (agents.policies.towers): its layers, for the rows whose route entry is set.
+        self.route_feature: str | None = None
+        self.route_index: int | None = None
+        self.tower_weights: list[np.ndarray] = []
+        self.tower_biases: list[np.ndarray] = []
+        if tower is not None:
+            from agents.policies.towers import route_index
+
+            feature, tower_weights, tower_biases = tower
+            _check_layers(tower_weights, tower_biases, "tower 1 ")
+            if [w.shape for w in tower_weights] != [w.shape for w in weights]:
+                raise ValueError(f"tower 1's layers {[w.shape for w in tower_weights]} are not shaped as tower 0's "
+                                 f"{[w.shape for w in weights]}")
+            self.route_index = route_index(self.weights[0].shape[0], feature)
+            self.route_feature = feature
+            self.tower_weights = [np.ascontiguousarray(w.T, dtype=np.float32) for w in tower_weights]
+            self.tower_biases = [np.asarray(b, dtype=np.float32) for b in tower_biases]
         self.activation = activation
         self._act = ACTIVATIONS[activation]
         self.meta = dict(meta or {})
@@ -117,20 +140,38 @@ class NumpyPolicy:
         import torch
 
         policy = model.policy
+        name = policy.activation_fn.__name__.lower()
+        skip = policy.skip_arrays() if hasattr(policy, "skip_arrays") else None
+        if hasattr(policy, "tower_layers"):  # agents.policies.towers_torch
+            (weights, biases), tower = policy.tower_layers(0), policy.tower_layers(1)
+            return cls(weights, biases, name, meta, skip, (policy.route_feature, *tower))
         linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
         linears.append(policy.action_net)
-        name = policy.activation_fn.__name__.lower()
         with torch.no_grad():
             weights = [layer.weight.detach().cpu().numpy().copy() for layer in linears]
             biases = [layer.bias.detach().cpu().numpy().copy() for layer in linears]
-        skip = policy.skip_arrays() if hasattr(policy, "skip_arrays") else None
         return cls(weights, biases, name, meta, skip)
 
-    def logits(self, observation: np.ndarray) -> np.ndarray:
+    def _mlp(self, observation: np.ndarray, weights: list[np.ndarray], biases: list[np.ndarray]) -> np.ndarray:
         h = observation
-        for w, b in zip(self.weights[:-1], self.biases[:-1]):
+        for w, b in zip(weights[:-1], biases[:-1]):
             h = self._act(h @ w + b)
-        logits = h @ self.weights[-1] + self.biases[-1]
+        return h @ weights[-1] + biases[-1]
+
+    def logits(self, observation: np.ndarray) -> np.ndarray:
+        if self.route_index is None:
+            logits = self._mlp(observation, self.weights, self.biases)
+        else:  # each row through its own tower: rows with the route entry set through tower 1
+            routed = observation[..., self.route_index] >= 0.5
+            if observation.ndim == 1:
+                logits = self._mlp(observation, *((self.tower_weights, self.tower_biases) if routed
+                                                  else (self.weights, self.biases)))
+            else:
+                logits = np.empty(observation.shape[:-1] + (self.num_actions,), dtype=np.float32)
+                for rows, layers in ((~routed, (self.weights, self.biases)),
+                                     (routed, (self.tower_weights, self.tower_biases))):
+                    if rows.any():
+                        logits[rows] = self._mlp(observation[rows], *layers)
         if self.skip_index is not None:
             moves = self.skip_index.shape[1]
             logits[..., :moves] += np.einsum("...ka,k->...a", observation[..., self.skip_index], self.skip_weight)
@@ -167,7 +208,12 @@ class NumpyPolicy:
         arrays = {f"w{i}": w.T for i, w in enumerate(self.weights)} | {f"b{i}": b for i, b in enumerate(self.biases)}
         if self.skip_index is not None:
             arrays |= {"skip_index": self.skip_index, "skip_weight": self.skip_weight}
-        meta = json.dumps({"activation": self.activation, "layers": len(self.weights), **self.meta})
+        tower = {}
+        if self.route_feature is not None:
+            arrays |= {f"tower1_w{i}": w.T for i, w in enumerate(self.tower_weights)}
+            arrays |= {f"tower1_b{i}": b for i, b in enumerate(self.tower_biases)}
+            tower = {"tower_route": self.route_feature}
+        meta = json.dumps({"activation": self.activation, "layers": len(self.weights), **tower, **self.meta})
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "wb") as f:
             np.savez(f, meta=np.array(meta), **arrays)
@@ -183,7 +229,12 @@ class NumpyPolicy:
                 if not isinstance(meta, dict) or type(meta.get("layers")) is not int or not 1 <= meta["layers"] <= 64:
                     raise ValueError(f"meta: expected an object with 'layers' from 1 to 64, got {meta!r:.80}")
                 n = meta.pop("layers")
-                known = {"meta", "skip_index", "skip_weight"} | {f"{kind}{i}" for kind in "wb" for i in range(n)}
+                route = meta.pop("tower_route", None)
+                if route is not None and not isinstance(route, str):
+                    raise ValueError(f"meta: tower_route must be a settings feature's name, got {route!r:.80}")
+                prefixes = ("", "tower1_") if route is not None else ("",)
+                known = {"meta", "skip_index", "skip_weight"} | {
+                    f"{prefix}{kind}{i}" for prefix in prefixes for kind in "wb" for i in range(n)}
                 unknown = sorted(set(data.files) - known)
                 if unknown:  # a newer network part played without it would be another policy, silently
                     raise ValueError(f"arrays this version does not know: {', '.join(unknown)[:200]} (a file from a "
@@ -191,7 +242,10 @@ class NumpyPolicy:
                 weights = [data[f"w{i}"] for i in range(n)]
                 biases = [data[f"b{i}"] for i in range(n)]
                 skip = (data["skip_index"], data["skip_weight"]) if "skip_index" in data else None
-            return cls(weights, biases, meta.pop("activation", None), meta, skip)
+                tower = None
+                if route is not None:
+                    tower = (route, [data[f"tower1_w{i}"] for i in range(n)], [data[f"tower1_b{i}"] for i in range(n)])
+            return cls(weights, biases, meta.pop("activation", None), meta, skip, tower)
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, ProtocolError) as error:
             raise ValueError(f"cannot read policy weights from {path}: {error}") from None
 

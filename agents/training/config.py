@@ -165,6 +165,9 @@ class TrainConfig:
                              f"a sample of {RULE_SPACE_SAMPLE:,} rule sets drawn once from the seed, which each "
                              "game picks from, the imitation data and the learner's tables alike; empty: none. "
                              "Not with rule_sets. Evaluations play rules.")
+    one_round_share: float = _f(0.0, "With rule_space, the share of its sampled rule sets made games of one round "
+                                     "(game_end: one_round, won by winning the round; the first sets of the sample, "
+                                     "so each game is one with that chance). Pairs with towers: one_round.")
     episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
     round_share: float = _f(0.0, "With episode: game, the chance that a training episode is a single round from zero "
                                  "scores instead, paid by round_reward: one learner trained on whole games and on "
@@ -190,6 +193,10 @@ class TrainConfig:
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
                                   "agents.policies.stakes.", fixed=NETWORK)
+    towers: str = _f("", "Give the actor and the critic a second MLP for the games whose settings feature of this "
+                         "name is set (one_round: games of one round, won by winning it), so that neither game's "
+                         "samples move the other's weights; empty: one network. Needs stakes_skip; see "
+                         "agents.policies.towers.", fixed=NETWORK)
     activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update. Use 1 when other jobs share the cores: spinning "
                                "threads slow both (docs/experiments.md).")
@@ -291,12 +298,20 @@ class TrainConfig:
             if self.rules in PRESETS:
                 need(space.base.hand_size == PRESETS[self.rules].hand_size, "rule_space",
                      f"a space dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
+        need(0.0 <= self.one_round_share <= 1.0, "one_round_share", "a number from 0 to 1")
+        need(not self.one_round_share or self.rule_space, "one_round_share", "0 without rule_space (rule_sets name "
+                                                                              "their game_end themselves)")
         need(self.episode in ("round", "game"), "episode", "round or game")
         need(self.episode == "game" or self.round_share == 0, "round_share", "0 with episode round (every episode "
                                                                               "is a round)")
         need(self.round_reward in ROUND_REWARDS, "round_reward", " or ".join(ROUND_REWARDS))
         need(self.eval_episode in ("round", "game"), "eval_episode", "round or game")
         need(self.activation in ACTIVATIONS, "activation", " or ".join(ACTIVATIONS))
+        if self.towers:
+            from agents.policies.towers import TOWER_FEATURES
+
+            need(self.towers in TOWER_FEATURES, "towers", f"empty or one of {', '.join(TOWER_FEATURES)}")
+            need(self.stakes_skip, "towers", "towers need stakes_skip: true")
         low, high = LIMITS["net_arch"]
         need(1 <= len(self.net_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.net_arch), "net_arch",
              f"a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
@@ -338,7 +353,7 @@ class TrainConfig:
                 need(self.shared_fraction == default, "shared_fraction",
                      f"its default with rllib_env vector (the learner holds one seat of each table; default {default!r})")
             else:
-                for key in ("rule_sets", "rule_space", "round_share"):
+                for key in ("rule_sets", "rule_space", "round_share", "one_round_share"):
                     need(not getattr(self, key), key, "unset with rllib_env aec (its tables play the rules key and "
                                                       "episode; rllib_env vector draws rules and episodes per game)")
             need(not (self.ray_address and self.ray_num_cpus), "ray_num_cpus",
@@ -365,7 +380,9 @@ class TrainConfig:
         sample of ``rule_space`` (from the seed, so a resumed run draws the same); empty: ``rules``."""
         if self.rule_space:
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(11,)))
-            return get_rule_space(self.rule_space).sample(RULE_SPACE_SAMPLE, rng)
+            drawn = get_rule_space(self.rule_space).sample(RULE_SPACE_SAMPLE, rng)
+            one_round = round(self.one_round_share * len(drawn))  # the sample is in random order: its first sets
+            return [rules.replace(game_end="one_round") for rules in drawn[:one_round]] + drawn[one_round:]
         return [parse_rules(text) for text in self.rule_sets]
 
     @property
@@ -404,6 +421,7 @@ SB3_KEYS = {
     "rollout_threads": "RLlib's env runners set their own threads",
     "learning_rate_schedule": "the RLlib backend trains at a constant learning rate",
     "stakes_skip": "RLlib's network is the plain actor and critic",
+    "towers": "RLlib's network is the plain actor and critic",
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,

@@ -4,7 +4,8 @@
     model = load_model(Path("runs/NAME/checkpoints/latest.zip"))
 
 The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers); with
-``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``. With
+``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``, and with ``towers`` too
+``agents.policies.towers_torch.TowerSkipPolicy`` (actor and critic doubled, routed by a rule). With
 ``learning_rate_schedule: linear`` the rate falls from ``learning_rate`` to zero at
 ``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included).
 Everything that ``new_model`` passes to MaskablePPO is saved with the model and restored by
@@ -30,7 +31,12 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
     }
     policy: Any = "MlpPolicy"
-    if config.stakes_skip:
+    if config.towers:
+        from agents.policies.towers_torch import TowerSkipPolicy
+
+        policy = TowerSkipPolicy
+        policy_kwargs["route_feature"] = config.towers
+    elif config.stakes_skip:
         from agents.policies.stakes_torch import StakesSkipPolicy
 
         policy = StakesSkipPolicy

@@ -1,0 +1,183 @@
+"""The towers (agents.policies.towers, towers_torch): which rows each tower plays, that a row's loss moves only its
+own tower, that the numpy and ONNX forms pick what torch picks, the split of a one-tower network, what a config
+and a weights file may say about them, and a run that trains, exports and resumes with them."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from test_train import ROOT, TINY, resume_and_refuse_a_change, train
+
+from agents.policies.ppo import NumpyPolicy
+from agents.policies.towers import route_index
+from agents.policies.towers_torch import copy_tower
+from agents.training import OpponentPool, SelfPlayEnv, TrainConfig, new_model
+from yaniv.game import Game
+from yaniv.rules import get_rules
+from yaniv_env.encoding import Observer
+
+
+def make_model(**keys):
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    config = TrainConfig(players="2-4", n_envs=1, n_steps=64, batch_size=64, net_arch=[16, 16], stakes_skip=True,
+                         baselines=["greedy"], **keys)
+    env = SelfPlayEnv(config, OpponentPool(config), seed=0)
+    return new_model(config, DummyVecEnv([lambda: env])), env
+
+
+@pytest.fixture(scope="module")
+def towers():
+    model, env = make_model(towers="one_round")
+    with torch.no_grad():  # the towers apart, and the skip on, so that every part shows in the logits
+        for p in model.policy.parameters():
+            p.add_(0.2 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    return model, env
+
+
+def batch(env, route: int, rows: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Observations of real positions, the route entry cleared on the first half of the rows and set on the rest."""
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    observations = np.repeat(obs[None], rows, axis=0) * (rng.random((rows, len(obs))) < 0.9)
+    observations[: rows // 2, route], observations[rows // 2 :, route] = 0.0, 1.0
+    return observations.astype(np.float32), np.repeat(env.action_masks()[None], rows, axis=0)
+
+
+def test_the_route_is_the_one_round_setting_of_the_observation():
+    for rules, players in ((get_rules("default"), 2), (get_rules("german").replace(game_end="one_round"), 5)):
+        observer = Observer(rules, players)
+        view_size = observer.size
+        index = route_index(view_size, "one_round")
+        game = Game(players, rules, seed=1)
+        assert observer.observe(game.view(0))[index] == float(rules.one_round)
+    with pytest.raises(ValueError, match="towers route on one of one_round, not 'jokers'"):
+        route_index(view_size, "jokers")
+    with pytest.raises(ValueError, match="no observation layout has 99 entries"):
+        route_index(99, "one_round")
+
+
+def test_each_row_plays_its_own_tower_in_torch_numpy_and_onnx(towers, tmp_path):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from agents.policies.export import export_policy
+
+    model, env = towers
+    exported = NumpyPolicy.from_sb3(model)
+    observations, masks = batch(env, exported.route_index)
+    with torch.no_grad():
+        probs = model.policy.get_distribution(torch.as_tensor(observations), action_masks=masks).distribution.probs
+    logits = exported.masked_logits(observations, masks)
+    np.testing.assert_allclose(torch.softmax(torch.as_tensor(logits, dtype=torch.float64), 1).numpy(), probs.numpy(),
+                               rtol=1e-4, atol=1e-6)
+    # Each tower alone, as a one-tower policy with the same skip: the rows of its half, and only those.
+    skip = (exported.skip_index, exported.skip_weight)
+    alone = [NumpyPolicy([w.T for w in exported.weights], exported.biases, exported.activation, skip=skip),
+             NumpyPolicy([w.T for w in exported.tower_weights], exported.tower_biases, exported.activation, skip=skip)]
+    half = len(observations) // 2
+    np.testing.assert_allclose(logits[:half], alone[0].masked_logits(observations[:half], masks[:half]), atol=1e-5)
+    np.testing.assert_allclose(logits[half:], alone[1].masked_logits(observations[half:], masks[half:]), atol=1e-5)
+    assert not np.allclose(alone[0].logits(observations[half:]), alone[1].logits(observations[half:]), atol=1e-3)
+    np.testing.assert_allclose(exported.logits(observations[half]), exported.logits(observations)[half], atol=1e-5)
+    # Saved and loaded, then exported: the same logits.
+    exported.save(tmp_path / "policy.npz")
+    again = NumpyPolicy.load(tmp_path / "policy.npz")
+    assert (again.route_feature, again.route_index) == ("one_round", exported.route_index)
+    np.testing.assert_array_equal(again.masked_logits(observations, masks), logits)
+    out = export_policy(again, tmp_path / "bot")
+    session = onnxruntime.InferenceSession(str(out / "model.onnx"))
+    onnx_logits, action = session.run(None, {"observation": observations, "action_mask": masks})
+    np.testing.assert_allclose(onnx_logits, logits, rtol=1e-5, atol=1e-4)
+    assert list(action) == [int(np.argmax(row)) for row in logits]
+    meta = json.loads((out / "bot.json").read_text())["network"]["towers"]
+    assert (meta["route"], meta["index"]) == ("one_round", exported.route_index)
+
+
+def test_a_rows_loss_moves_only_its_own_towers_weights(towers):
+    model, env = towers
+    policy = model.policy
+    observations, masks = batch(env, NumpyPolicy.from_sb3(model).route_index)
+    for rows, mine in ((slice(0, 4), 0), (slice(4, 8), 1)):
+        policy.zero_grad()
+        obs = torch.as_tensor(observations[rows])
+        actions = torch.as_tensor(np.argmax(masks[rows], axis=1))
+        values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks[rows])
+        (values.sum() - log_prob.sum()).backward()
+        for k, tower in enumerate(policy.mlp_extractor.towers):
+            grads = [p.grad for p in tower.parameters()]
+            moved = any(g is not None and g.abs().sum() > 0 for g in grads)
+            assert moved == (k == mine), f"rows of tower {mine}: tower {k} {'moved' if moved else 'did not move'}"
+        width = policy.mlp_extractor.towers[0].latent_dim_pi + 1
+        other = slice((1 - mine) * width, (1 - mine) * width + width)
+        assert policy.action_net.weight.grad[:, other].abs().sum() == 0
+        assert policy.value_net.weight.grad[:, other].abs().sum() == 0
+
+
+def test_a_one_tower_network_split_in_two_plays_as_before_on_every_row():
+    plain, env = make_model()
+    split, _ = make_model(towers="one_round")
+    with torch.no_grad():
+        for p in plain.policy.parameters():
+            p.add_(0.2 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    copy_tower(split.policy, plain.policy)
+    observations, masks = batch(env, route_index(env.observation_space.shape[0], "one_round"))
+    obs = torch.as_tensor(observations)
+    with torch.no_grad():
+        a, b = plain.policy, split.policy
+        np.testing.assert_allclose(a.predict_values(obs).numpy(), b.predict_values(obs).numpy(), atol=1e-5)
+        np.testing.assert_allclose(a.get_distribution(obs, action_masks=masks).distribution.probs.numpy(),
+                                   b.get_distribution(obs, action_masks=masks).distribution.probs.numpy(), atol=1e-6)
+
+
+def test_a_config_names_what_is_wrong_with_its_towers():
+    with pytest.raises(ValueError, match="towers"):
+        TrainConfig(towers="jokers", stakes_skip=True)
+    with pytest.raises(ValueError, match="towers need stakes_skip"):
+        TrainConfig(towers="one_round")
+    with pytest.raises(ValueError, match="one_round_share"):
+        TrainConfig(one_round_share=0.5)
+    with pytest.raises(ValueError, match="one_round_share"):
+        TrainConfig(one_round_share=1.5, rule_space="house")
+    sets = TrainConfig(rule_space="house", one_round_share=0.25).training_rule_sets()
+    plain = TrainConfig(rule_space="house").training_rule_sets()
+    assert [r.one_round for r in sets] == [i < 256 for i in range(1024)]
+    assert [r.replace(game_end="elimination") for r in sets] == [r.replace(game_end="elimination") for r in plain]
+
+
+def test_a_weights_file_with_half_a_tower_is_refused_by_name(towers, tmp_path):
+    model, _ = towers
+    exported = NumpyPolicy.from_sb3(model)
+    exported.save(tmp_path / "policy.npz")
+    with np.load(tmp_path / "policy.npz") as data:
+        arrays = {name: data[name] for name in data.files}
+    without = {k: v for k, v in arrays.items() if k != "tower1_w1"}
+    np.savez(tmp_path / "missing.npz", **without)
+    with pytest.raises(ValueError, match="missing.npz.*tower1_w1"):
+        NumpyPolicy.load(tmp_path / "missing.npz")
+    meta = json.loads(str(arrays["meta"]))
+    del meta["tower_route"]
+    np.savez(tmp_path / "unrouted.npz", **(arrays | {"meta": np.array(json.dumps(meta))}))
+    with pytest.raises(ValueError, match="arrays this version does not know: tower1_b0"):
+        NumpyPolicy.load(tmp_path / "unrouted.npz")
+    meta["tower_route"] = "jokers"
+    np.savez(tmp_path / "jokers.npz", **(arrays | {"meta": np.array(json.dumps(meta))}))
+    with pytest.raises(ValueError, match="jokers.npz.*not 'jokers'"):
+        NumpyPolicy.load(tmp_path / "jokers.npz")
+    bad = dict(arrays)
+    bad["tower1_w0"] = bad["tower1_w0"][:, :-1]
+    np.savez(tmp_path / "shape.npz", **bad)
+    with pytest.raises(ValueError, match="shape.npz.*tower 1"):
+        NumpyPolicy.load(tmp_path / "shape.npz")
+
+
+def test_a_run_with_towers_trains_exports_resumes_and_refuses_to_drop_them(tmp_path):
+    done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=tw", *TINY,
+                 "stakes_skip=true", "towers=one_round", "rule_space=house", "one_round_share=0.5",
+                 "imitation_samples=300", "imitation_epochs=1", "imitation_bot=greedy")
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "tw"
+    assert NumpyPolicy.load(run / "policy.npz").route_feature == "one_round"
+    assert all(NumpyPolicy.load(p).route_feature == "one_round" for p in (run / "pool").glob("*.npz"))
+    resume_and_refuse_a_change(run, "towers", "''")
