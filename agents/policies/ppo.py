@@ -1,8 +1,9 @@
 """Trained PPO policies as players: a numpy forward pass, and an agent of the ``agents`` protocol.
 
 ``NumpyPolicy`` holds the weights of a MaskablePPO MLP policy's actor (the layers that give
-the action logits, and the stakes skip where the policy has one: ``agents.policies.stakes``) as plain
-arrays and runs the forward pass in numpy. It is what frozen snapshots use as self-play
+the action logits, the stakes skip where the policy has one: ``agents.policies.stakes``, and the
+second tower where it has towers: ``agents.policies.towers``) as plain arrays and runs the forward
+pass in numpy. It is what frozen snapshots use as self-play
 opponents (a torch call per opponent move would cost more than the environment step) and what
 ``PPOAgent`` plays with; its moves follow the stall rule (``agents.policies.stall``: no pile draws
 once a round has run 100 turns). Weights are saved as ``.npz`` files, which
