@@ -23,9 +23,10 @@ sets that frontends play (52 cards without jokers, Yaniv at 7, +30; Yaniv at 5, 
 subtracted at 50 or 100, out above 100); the number of seats is drawn by the trainer. A game of
 one round is a rule (``game_end="one_round"``: won by winning the round, and observed), unlike a
 trainer's round episodes, which are rounds cut from a longer game and paid by their points; this
-space does not draw it yet: the one run that drew it for a third of its games, with more whole
-games beside, won a point more of the one-round games and lost ground at four seats
-(docs/experiments.md, 2026-12-03).
+space does not draw it: the one run that drew it for a third of its games, with more whole games
+beside, won a point more of the one-round games and lost ground at four seats
+(docs/experiments.md, 2026-12-03). A trainer makes a share of its sample such games instead (the
+``agents.training`` key ``one_round_share``), with a network of their own (``towers``).
 
 Why a space and not a list: a list of a dozen rule sets teaches a dozen games; a policy that sees
 every combination, with the observation's settings segment telling it which apply, has to read
