@@ -181,3 +181,11 @@ def test_a_run_with_towers_trains_exports_resumes_and_refuses_to_drop_them(tmp_p
     assert NumpyPolicy.load(run / "policy.npz").route_feature == "one_round"
     assert all(NumpyPolicy.load(p).route_feature == "one_round" for p in (run / "pool").glob("*.npz"))
     resume_and_refuse_a_change(run, "towers", "''")
+
+
+def test_rllibs_one_actor_refuses_a_policy_with_towers(towers):
+    pytest.importorskip("ray")
+    from agents.training.rllib.module import module_state
+
+    with pytest.raises(ValueError, match="towers \\(on one_round\\); the module has one actor"):
+        module_state(NumpyPolicy.from_sb3(towers[0]), {})
