@@ -97,9 +97,9 @@ def numpy_policy(state: dict[str, Any], activation: str, meta: dict | None = Non
 def module_state(policy: NumpyPolicy, like: dict[str, Any]) -> dict[str, Any]:
     """``like`` (a module state) with its actor's weights replaced by ``policy``'s (a snapshot); the
     critic is kept (a snapshot module is never trained nor asked for values)."""
-    keys = actor_keys(like)
     if policy.route_index is not None:  # played with one tower, it would be another policy
         raise ValueError(f"the policy has towers (on {policy.route_feature}); the module has one actor")
+    keys = actor_keys(like)
     if len(keys) != len(policy.weights):
         raise ValueError(f"the policy has {len(policy.weights)} layers, the module's actor {len(keys)}")
     state = dict(like)
