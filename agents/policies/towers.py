@@ -17,6 +17,13 @@ reset is worth does not depend on the aim.
 Every form of the policy routes the same way: ``agents.policies.towers_torch`` for training,
 ``agents.policies.ppo.NumpyPolicy`` (its ``route_index`` and second set of layers), and the ONNX
 graph of ``agents.policies.export`` (both towers, then a ``Where`` on the route entry).
+
+What it gave so far (docs/experiments.md, 2026-12-03): the default recipe from scratch with towers
+and ``one_round_share: 0.4`` (34 M steps, 58 minutes on 2 cores) won 51.5% of those games, a point
+below the one-network recipe: tower 1 starts from the copy (44%) and about 8 M steps do not carry
+it as far as a trained network goes in 7 M. The default config does not use it; a longer run, or a
+tower 1 split from a trained network (``agents.policies.towers_torch.copy_tower``), is what is left
+to try.
 """
 
 from __future__ import annotations
