@@ -6,8 +6,9 @@ Its extractor (``TowerLatent``) runs each tower on its own rows and hands on ``[
 a row of tower 0 and ``[0, 0, h1, 1]`` for one of tower 1 (the route entry set): the action and
 value layers, linear over that latent, are then each tower's own last layer (the columns of ones
 carry each tower's bias), and a row's loss reaches only its own tower's weights. A batch costs
-what one tower's pass costs, plus the gathering. ``tower_layers(k)`` gives tower ``k``'s layers as ``NumpyPolicy`` takes them;
-``copy_tower(policy, source)`` starts both towers from a one-tower policy's weights.
+what one tower's pass costs, plus the gathering. ``tower_layers(k)`` gives tower ``k``'s layers as
+``NumpyPolicy`` takes them; ``copy_tower(policy, source)`` starts both towers from a one-tower
+policy's weights.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from agents.policies.towers import route_index
 
 
 class TowerLatent(torch.nn.Module):
-    """Two MLP extractors; each latent the towers' outputs masked by the route, then the skip's entries."""
+    """Two MLP extractors, each run on its own rows; the actor's latent also carries the skip's entries."""
 
     def __init__(self, towers: list[MlpExtractor], route: int, skip: np.ndarray) -> None:
         super().__init__()
@@ -37,15 +38,12 @@ class TowerLatent(torch.nn.Module):
     def _routed(self, features: torch.Tensor, part: str) -> torch.Tensor:
         """``[h0, 1, 0, 0]`` on tower 0's rows and ``[0, 0, h1, 1]`` on tower 1's, each tower run on its rows only."""
         routed = features[:, self.route] >= 0.5
-        out = None
+        width = self.latent_dim_pi // 2 - 1 if part == "forward_actor" else self.latent_dim_vf // 2 - 1
+        out = features.new_zeros(features.shape[0], 2 * (width + 1))
         for k, rows in enumerate((torch.nonzero(~routed).squeeze(1), torch.nonzero(routed).squeeze(1))):
             h = getattr(self.towers[k], part)(features[rows])
-            width = h.shape[1]
             ones, zeros = h.new_ones(len(rows), 1), h.new_zeros(len(rows), width + 1)
-            block = torch.cat([h, ones, zeros] if k == 0 else [zeros, h, ones], dim=1)
-            if out is None:
-                out = features.new_zeros(features.shape[0], 2 * (width + 1))
-            out = out.index_copy(0, rows, block)
+            out = out.index_copy(0, rows, torch.cat([h, ones, zeros] if k == 0 else [zeros, h, ones], dim=1))
         return out
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
