@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     set_random_seed(config.seed + state["timesteps"])
 
     # -- Environments (opponents from the run's pool) and the model ------------------------------
-    envs, vec_env = self_play_envs(config, pool)
+    envs, vec_env = self_play_envs(config, pool, state["timesteps"])
     vec_env.seed(config.seed + state["timesteps"])
     model = run.model_for(vec_env)
 

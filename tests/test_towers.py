@@ -1,6 +1,7 @@
 """The towers (agents.policies.towers, towers_torch): which rows each tower plays, that a row's loss moves only its
 own tower, that the numpy and ONNX forms pick what torch picks, the split of a one-tower network, what a config
-and a weights file may say about them, and a run that trains, exports and resumes with them."""
+and a weights file may say about them, a run that trains, exports and resumes with them, and one whose network
+splits into them part way (towers_from), in one run or on --resume."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from agents.policies.ppo import NumpyPolicy
 from agents.policies.towers import route_index
 from agents.policies.towers_torch import copy_tower
 from agents.training import OpponentPool, SelfPlayEnv, TrainConfig, new_model
+from agents.training.config import ConfigError, refuse_changes_on_resume
+from agents.training.model import has_towers, split_towers
 from yaniv.game import Game
 from yaniv.rules import get_rules
 from yaniv_env.encoding import Observer
@@ -131,6 +134,58 @@ def test_a_one_tower_network_split_in_two_plays_as_before_on_every_row():
                                    b.get_distribution(obs, action_masks=masks).distribution.probs.numpy(), atol=1e-6)
 
 
+def test_a_model_split_into_towers_plays_as_before_and_saves_and_loads_as_towers(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    model, env = make_model()
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.add_(0.2 * torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    observations, masks = batch(env, route_index(env.observation_space.shape[0], "one_round"))
+    obs = torch.as_tensor(observations)
+
+    def outputs(policy):
+        with torch.no_grad():
+            return (policy.predict_values(obs).numpy(),
+                    policy.get_distribution(obs, action_masks=masks).distribution.probs.numpy())
+
+    before = outputs(model.policy)
+    assert not has_towers(model)
+    split_towers(model, "one_round")
+    assert has_towers(model) and model.policy.route_feature == "one_round"
+    for was, now in zip(before, outputs(model.policy)):
+        np.testing.assert_allclose(was, now, atol=1e-5)
+    assert {id(p) for g in model.policy.optimizer.param_groups for p in g["params"]} == \
+        {id(p) for p in model.policy.parameters()}
+    model.save(tmp_path / "split.zip")
+    loaded = MaskablePPO.load(tmp_path / "split.zip", device="cpu")
+    assert has_towers(loaded)
+    for was, now in zip(before, outputs(loaded.policy)):
+        np.testing.assert_allclose(was, now, atol=1e-5)
+    with pytest.raises(ValueError, match="towers split a stakes-skip network, and this model's is TowerSkipPolicy"):
+        split_towers(model, "one_round")
+
+
+def test_towers_from_gates_the_one_round_games_and_may_change_until_the_split():
+    keys = dict(stakes_skip=True, towers="one_round", rule_space="house", one_round_share=0.25,
+                total_timesteps=2000)
+    config = TrainConfig(towers_from=1000, **keys)
+    assert not any(r.one_round for r in config.training_rule_sets(999))
+    assert sum(r.one_round for r in config.training_rule_sets(1000)) == 256
+    assert config.training_rule_sets(1000) == TrainConfig(**keys).training_rule_sets(0)
+    with pytest.raises(ValueError, match="towers_from.*0 without towers"):
+        TrainConfig(towers_from=1000, total_timesteps=2000)
+    with pytest.raises(ValueError, match="towers_from.*before total_timesteps"):
+        TrainConfig(towers_from=2000, **keys)
+    plain = TrainConfig(stakes_skip=True, total_timesteps=2000)
+    refuse_changes_on_resume(plain, config, step=1500)  # a one-network run splits on resume
+    refuse_changes_on_resume(config, TrainConfig(towers_from=1500, **keys), step=999)  # not split yet
+    with pytest.raises(ConfigError, match="'towers_from' cannot change on --resume"):
+        refuse_changes_on_resume(config, TrainConfig(towers_from=1500, **keys), step=1000)
+    with pytest.raises(ConfigError, match="'towers' cannot change on --resume"):
+        refuse_changes_on_resume(TrainConfig(**keys), plain, step=0)  # towers from the start
+
+
 def test_a_config_names_what_is_wrong_with_its_towers():
     with pytest.raises(ValueError, match="towers"):
         TrainConfig(towers="jokers", stakes_skip=True)
@@ -189,3 +244,28 @@ def test_rllibs_one_actor_refuses_a_policy_with_towers(towers):
 
     with pytest.raises(ValueError, match="towers \\(on one_round\\); the module has one actor"):
         module_state(NumpyPolicy.from_sb3(towers[0]), {})
+
+
+def test_a_run_splits_into_towers_at_towers_from_and_a_trained_run_on_resume(tmp_path):
+    keys = [*TINY, "stakes_skip=true", "rule_space=house", "imitation_samples=0", "total_timesteps=1536",
+            "pool_size=8", "final_policy=last"]
+    done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=late", *keys,
+                 "towers=one_round", "towers_from=600", "one_round_share=0.5")
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "late"
+    assert "the network split into two towers (one_round)" in done.stdout
+    assert json.loads((run / "state.json").read_text())["towers_split_at"] == 1024  # the first rollout end past 600
+    routes = {p.name: NumpyPolicy.load(p).route_feature for p in (run / "pool").glob("*.npz")}
+    assert routes == {f"snapshot_{step:09d}.npz": None if step <= 1024 else "one_round"  # 1,024: before the split
+                      for step in range(256, 1537, 256)}
+    assert NumpyPolicy.load(run / "policy.npz").route_feature == "one_round"
+    refused = train("--resume", str(run), "total_timesteps=2048", "towers_from=1500")
+    assert refused.returncode == 2 and "towers_from" in refused.stderr
+
+    plain = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=plain", *keys)
+    assert plain.returncode == 0, plain.stderr
+    split = train("--resume", str(tmp_path / "plain"), "total_timesteps=2048", "towers=one_round",
+                  "towers_from=1536", "one_round_share=0.5")
+    assert split.returncode == 0, split.stderr
+    assert json.loads((tmp_path / "plain" / "state.json").read_text())["towers_split_at"] == 1536
+    assert NumpyPolicy.load(tmp_path / "plain" / "policy.npz").route_feature == "one_round"

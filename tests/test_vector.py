@@ -436,6 +436,24 @@ def test_rule_sets_are_drawn_per_episode_and_shown_in_the_observation():
             YanivVecEnv(num_envs=2, rule_sets=bad)
 
 
+def test_set_rule_sets_changes_the_rules_of_the_episodes_to_come_and_refuses_a_bad_list_whole():
+    env = YanivVecEnv(num_envs=4, players=2, opponents="heuristic", rule_sets=["default"], seed=3)
+    env.reset()
+    with pytest.raises(ValueError, match=r"rule_sets\[1\]"):
+        env.set_rule_sets(["french", {"yaniv_threshold": -1}])
+    assert env.batch.rule_sets == [get_rules("default")]  # kept whole
+    env.set_rule_sets([{"jokers": 0, "game_end": "one_round"}])
+    rng = np.random.default_rng(0)
+    started = env.get_attr("rules")
+    ended = np.zeros(4, dtype=bool)
+    for _ in range(500):
+        _, _, dones, _ = env.step(legal_random(env.batch.masks, rng))
+        ended |= dones
+        for i, rules in enumerate(env.get_attr("rules")):
+            assert rules == (started[i] if not ended[i] else get_rules("default").replace(jokers=0, game_end="one_round"))
+    assert ended.all()
+
+
 def encoding_settings() -> int:
     from yaniv_env import encoding
 

@@ -38,7 +38,8 @@ per env (one hand size for all: one observation size); ``episode`` ("round" or "
 many moves of any seat); ``seed`` (None: fresh entropy); ``opponents`` (below); ``rule_sets`` (None,
 or a list of presets, ``Rules`` or mappings: each episode of each env then draws its rules from
 them, uniformly, with the env's own generator, so one agent trains across house rules; they must
-deal the envs' hand size, and the observation's settings segment tells the learner which apply);
+deal the envs' hand size, and the observation's settings segment tells the learner which apply;
+``set_rule_sets`` changes them for the episodes to come);
 ``round_share`` (with ``episode="game"``: the chance that an episode is a single round from zero
 scores instead, paid by ``round_reward``, drawn per episode from the game's generator, so one
 learner trains on both; at 0, the default, nothing is drawn and the streams are as without it).
@@ -485,6 +486,11 @@ class YanivBatch:
                 self._snapshots[index] = None
                 self._free.append(index)
 
+    def set_rule_sets(self, rule_sets: Sequence[str | Rules | dict] | None) -> None:
+        """The rule sets that episodes draw from, from each env's next episode on (None: each env's
+        ``rules``); checked as at construction, and left as they were if any is refused."""
+        self.rule_sets = self._rule_sets(rule_sets)
+
     def _new_episodes(self, games: np.ndarray) -> None:
         if len(self._snapshot_ids) > 32:
             self._drop_unused_snapshots()
@@ -655,6 +661,10 @@ class YanivVecEnv(VecEnv):
         """Opponents of the envs ``indices`` from their next episode (a list: one spec per env)."""
         self.batch.set_opponents(spec, _indices(indices, self.num_envs), per_env=isinstance(spec, list))
 
+    def set_rule_sets(self, rule_sets: Sequence[str | Rules | dict] | None) -> None:
+        """The rule sets each env's episodes draw from, from its next episode on (as ``rule_sets``)."""
+        self.batch.set_rule_sets(rule_sets)
+
     def reset(self) -> np.ndarray:
         if any(self._options):
             raise ValueError(f"YanivVecEnv.reset takes no options, got {self._options!r}")
@@ -775,6 +785,10 @@ class YanivVectorEnv(gym.vector.VectorEnv):
     def set_opponents(self, spec: Spec | list[Spec] | None, indices: Any = None) -> None:
         """Opponents of the envs ``indices`` from their next episode (a list: one spec per env)."""
         self.batch.set_opponents(spec, _indices(indices, self.num_envs), per_env=isinstance(spec, list))
+
+    def set_rule_sets(self, rule_sets: Sequence[str | Rules | dict] | None) -> None:
+        """The rule sets each env's episodes draw from, from its next episode on (as ``rule_sets``)."""
+        self.batch.set_rule_sets(rule_sets)
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:

@@ -117,6 +117,7 @@ class SelfPlayCallback(BaseCallback):
             if isinstance(fmt, TensorBoardOutputFormat):
                 fmt.writer.add_text("config", text, self.num_timesteps)
                 fmt.writer.flush()
+        self._split_if_due()
         if self.config.progress:
             from tqdm import tqdm
 
@@ -147,6 +148,24 @@ class SelfPlayCallback(BaseCallback):
             self.state["last_steps_per_second"] = steps / elapsed
             self.state["last_opponent_share"] = opponent / elapsed
         self.logger.record("selfplay/pool_snapshots", len(self.pool.snapshots))
+        self._split_if_due()  # before the update: the rollout's probabilities and values hold for the towers
+
+    def _split_if_due(self) -> None:
+        """From ``towers_from`` on, the model has its towers (``split_towers``) and the tables draw
+        the rule sets of that step (``one_round_share`` in play); the rollout under way finishes
+        on the rules it was dealt."""
+        from agents.training.model import has_towers, split_towers
+
+        c = self.config
+        if not c.towers or self.num_timesteps < c.towers_from or has_towers(self.model):
+            return
+        split_towers(self.model, c.towers)
+        for env in self.envs:
+            if hasattr(env, "vec_env"):  # the compiled core's tables; rule sets need them (config checks)
+                env.vec_env.set_rule_sets(c.training_rule_sets(self.num_timesteps) or None)
+        self.state["towers_split_at"] = self.num_timesteps
+        self.logger.record("selfplay/towers_split_at", self.num_timesteps)
+        print(f"step {self.num_timesteps:,}: the network split into two towers ({c.towers})", flush=True)
 
     def _due(self, key: str, every: int) -> bool:
         """Whether ``state[key]`` (a next_* step) has come; if so it moves to the first multiple of

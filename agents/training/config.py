@@ -70,6 +70,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "torch_threads": (1, 1024),
     "rollout_threads": (1, 1024),
     "snapshot_every": (1, MAX_STEPS),
+    "towers_from": (0, MAX_STEPS),
     "pool_size": (1, 1000),
     "eval_every": (0, MAX_STEPS),
     "eval_games": (1, 1_000_000),
@@ -167,7 +168,8 @@ class TrainConfig:
                              "Not with rule_sets. Evaluations play rules.")
     one_round_share: float = _f(0.0, "With rule_space, the share of its sampled rule sets made games of one round "
                                      "(game_end: one_round, won by winning the round; the first sets of the sample, "
-                                     "so each game is one with that chance). Pairs with towers: one_round.")
+                                     "so each game is one with that chance). Pairs with towers: one_round (from "
+                                     "towers_from on).")
     episode: str = _f("round", "Training episode: round (reward -points/50) or game (rank reward).")
     round_share: float = _f(0.0, "With episode: game, the chance that a training episode is a single round from zero "
                                  "scores instead, paid by round_reward: one learner trained on whole games and on "
@@ -197,6 +199,11 @@ class TrainConfig:
                          "name is set (one_round: games of one round, won by winning it), so that neither game's "
                          "samples move the other's weights; empty: one network. Needs stakes_skip; see "
                          "agents.policies.towers.", fixed=NETWORK)
+    towers_from: int = _f(0, "With towers: the step from which the run has them. 0: from the start; later: one "
+                             "network trains until then, and there splits in two towers that both start as it "
+                             "(copy_tower), one_round_share making its games of one round from then on only. "
+                             "Fixed on --resume once the network has split; before that, towers and towers_from "
+                             "may be set or changed, which splits a trained one-network run.", fixed=NETWORK)
     activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update. Use 1 when other jobs share the cores: spinning "
                                "threads slow both (docs/experiments.md).")
@@ -312,6 +319,9 @@ class TrainConfig:
 
             need(self.towers in TOWER_FEATURES, "towers", f"empty or one of {', '.join(TOWER_FEATURES)}")
             need(self.stakes_skip, "towers", "towers need stakes_skip: true")
+        need(not self.towers_from or self.towers, "towers_from", "0 without towers (the step the network splits in two)")
+        need(self.towers_from < self.total_timesteps, "towers_from", "a step before total_timesteps (else the "
+                                                                     "network never splits)")
         low, high = LIMITS["net_arch"]
         need(1 <= len(self.net_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.net_arch), "net_arch",
              f"a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
@@ -375,13 +385,16 @@ class TrainConfig:
             raise ValueError(text)
         return tuple(range(low_n, high_n + 1))
 
-    def training_rule_sets(self) -> list[Rules]:
-        """The rule sets the training games draw from, one per game: ``rule_sets`` parsed, or the
-        sample of ``rule_space`` (from the seed, so a resumed run draws the same); empty: ``rules``."""
+    def training_rule_sets(self, step: int = 0) -> list[Rules]:
+        """The rule sets the training games draw from at ``step``, one per game: ``rule_sets`` parsed,
+        or the sample of ``rule_space`` (from the seed, so a resumed run draws the same), with its
+        ``one_round_share`` made games of one round once the run has its towers (``towers_from``);
+        empty: ``rules``."""
         if self.rule_space:
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(11,)))
             drawn = get_rule_space(self.rule_space).sample(RULE_SPACE_SAMPLE, rng)
-            one_round = round(self.one_round_share * len(drawn))  # the sample is in random order: its first sets
+            share = self.one_round_share if step >= self.towers_from else 0.0
+            one_round = round(share * len(drawn))  # the sample is in random order: its first sets
             return [rules.replace(game_end="one_round") for rules in drawn[:one_round]] + drawn[one_round:]
         return [parse_rules(text) for text in self.rule_sets]
 
@@ -422,6 +435,7 @@ SB3_KEYS = {
     "learning_rate_schedule": "the RLlib backend trains at a constant learning rate",
     "stakes_skip": "RLlib's network is the plain actor and critic",
     "towers": "RLlib's network is the plain actor and critic",
+    "towers_from": "RLlib's network is the plain actor and critic",
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,
@@ -528,11 +542,15 @@ def load_config(yaml_path: str | Path | None, overrides: Sequence[str] = (), bas
     return TrainConfig(**settings)
 
 
-def refuse_changes_on_resume(saved: TrainConfig, config: TrainConfig) -> None:
+def refuse_changes_on_resume(saved: TrainConfig, config: TrainConfig, step: int = 0) -> None:
     """ConfigError naming the first key of ``FIXED_ON_RESUME`` whose value in ``config`` differs
     from the ``saved`` run's: a resumed run would ignore the new value while its config.yaml
-    claimed it."""
+    claimed it. ``towers`` and ``towers_from`` may change while the saved run at ``step`` has not
+    split its network (no towers, or a split still ahead): the network is one until it does."""
+    one_network = not saved.towers or step < saved.towers_from
     for key, reason in FIXED_ON_RESUME.items():
+        if one_network and key in ("towers", "towers_from"):
+            continue
         was, now = getattr(saved, key), getattr(config, key)
         if now != was:
             raise ConfigError(f"config key {key!r} cannot change on --resume (the run has {was!r}, not {now!r}): "

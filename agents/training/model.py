@@ -5,7 +5,9 @@
 
 The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers); with
 ``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``, and with ``towers`` too
-``agents.policies.towers_torch.TowerSkipPolicy`` (actor and critic doubled, routed by a rule). With
+``agents.policies.towers_torch.TowerSkipPolicy`` (actor and critic doubled, routed by a rule), from
+the first step, or from ``towers_from`` on, where ``split_towers`` turns the model's one network
+into both towers (each a copy of it; the callback calls it). With
 ``learning_rate_schedule: linear`` the rate falls from ``learning_rate`` to zero at
 ``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included).
 Everything that ``new_model`` passes to MaskablePPO is saved with the model and restored by
@@ -31,7 +33,7 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
     }
     policy: Any = "MlpPolicy"
-    if config.towers:
+    if config.towers and not config.towers_from:
         from agents.policies.towers_torch import TowerSkipPolicy
 
         policy = TowerSkipPolicy
@@ -75,3 +77,28 @@ def load_model(checkpoint: Path) -> Any:
         return MaskablePPO.load(checkpoint, device="cpu")
     except Exception as error:  # a truncated or foreign file raises many kinds
         raise ValueError(f"cannot load the checkpoint {checkpoint}: {type(error).__name__}: {error}") from None
+
+
+def has_towers(model: Any) -> bool:
+    """Whether ``model``'s policy has its towers (``agents.policies.towers_torch``)."""
+    from agents.policies.towers_torch import TowerSkipPolicy
+
+    return isinstance(model.policy, TowerSkipPolicy)
+
+
+def split_towers(model: Any, route_feature: str) -> None:
+    """Give ``model`` (a MaskablePPO with a ``StakesSkipPolicy``) the towers routed by
+    ``route_feature``, both copies of its network (``copy_tower``), so that every action's
+    probability and every value stay what they were; saved and loaded from then on as towers. The
+    optimizer starts afresh on the new parameters (Adam's moments of the old ones do not map onto
+    two towers)."""
+    from agents.policies.stakes_torch import StakesSkipPolicy
+    from agents.policies.towers_torch import TowerSkipPolicy, copy_tower
+
+    if type(model.policy) is not StakesSkipPolicy:
+        raise ValueError(f"towers split a stakes-skip network, and this model's is {type(model.policy).__name__}")
+    kwargs = dict(model.policy_kwargs, route_feature=route_feature)
+    policy = TowerSkipPolicy(model.observation_space, model.action_space, model.lr_schedule, **kwargs).to(model.device)
+    copy_tower(policy, model.policy)
+    policy.set_training_mode(model.policy.training)
+    model.policy, model.policy_class, model.policy_kwargs = policy, TowerSkipPolicy, kwargs

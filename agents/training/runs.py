@@ -195,6 +195,7 @@ STATE_FIELDS: dict[str, tuple[bool, Callable[[str, Any], None], str]] = {
     "last_steps_per_second": (False, _number(0.0, 1e12), "the last rollout's env steps per second"),
     "last_opponent_share": (False, _number(0.0, 1e6), "the last rollout's share of time in opponent moves"),
     "imitation": (False, _object, "the imitation stage's statistics (present: it ran)"),
+    "towers_split_at": (False, _step, "the step at which the network split into towers (towers_from)"),
 }
 """state.json's keys: (required, check of type and range, meaning)."""
 
@@ -394,7 +395,8 @@ def resume_run(run_dir: Path, overrides: Sequence[str]) -> Run:
     saved = read_yaml_mapping(saved_path)
     saved.update(runs_dir=str(run_dir.parent), name=run_dir.name)  # the folder may have moved
     config = load_config(None, overrides, base=saved)
-    refuse_changes_on_resume(load_config(None, base=saved), config)
+    step = load_state(run_dir)["timesteps"] if (run_dir / "state.json").exists() else 0
+    refuse_changes_on_resume(load_config(None, base=saved), config, step)
     checkpoint = run_dir / "checkpoints" / "latest.zip"
     if not checkpoint.exists():
         if not (run_dir / "state.json").exists():

@@ -193,7 +193,7 @@ class CoreSelfPlayEnv:
     its steps (the games and every opponent's moves: one compiled call, plus the snapshots' batched
     forward passes) added to ``clock[0]``."""
 
-    def __init__(self, config: TrainConfig, pool: OpponentPool, controllers: dict[str, Any]) -> None:
+    def __init__(self, config: TrainConfig, pool: OpponentPool, controllers: dict[str, Any], step: int = 0) -> None:
         from yaniv_env.vector import YanivVecEnv
 
         clock = self.clock = [0.0]
@@ -212,19 +212,20 @@ class CoreSelfPlayEnv:
         self.vec_env = Timed(
             num_envs=config.n_envs, players=config.players, rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
-            opponents=draw, rule_sets=config.training_rule_sets() or None, round_share=config.round_share,
+            opponents=draw, rule_sets=config.training_rule_sets(step) or None, round_share=config.round_share,
         )
 
 
-def self_play_envs(config: TrainConfig, pool: OpponentPool) -> tuple[list[Any], Any]:
+def self_play_envs(config: TrainConfig, pool: OpponentPool, step: int = 0) -> tuple[list[Any], Any]:
     """The learner's ``config.n_envs`` tables drawing from ``pool``, and the SB3 vector env stepping
     them (not yet seeded: the caller seeds it): on the compiled core when every baseline has a
     compiled form (``CoreSelfPlayEnv``), else ``SelfPlayEnv``s in a DummyVecEnv. Each item of the
-    list has a ``clock`` of the seconds spent choosing opponent moves."""
+    list has a ``clock`` of the seconds spent choosing opponent moves. ``step``: the run's step, which
+    picks the rule sets (``TrainConfig.training_rule_sets``)."""
     controllers = compiled_baselines(config)
     missing = [spec for spec, c in controllers.items() if c is None]
     if not missing:
-        core = CoreSelfPlayEnv(config, pool, controllers)
+        core = CoreSelfPlayEnv(config, pool, controllers, step)
         return [core], core.vec_env
     if config.rule_sets or config.rule_space or config.round_share:
         key = "rule_sets" if config.rule_sets else "rule_space" if config.rule_space else "round_share"
