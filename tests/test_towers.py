@@ -17,7 +17,7 @@ from agents.policies.towers import route_index
 from agents.policies.towers_torch import copy_tower
 from agents.training import OpponentPool, SelfPlayEnv, TrainConfig, new_model
 from agents.training.config import ConfigError, refuse_changes_on_resume
-from agents.training.model import has_towers, split_towers
+from agents.training.model import TowerRamps, has_towers, retotal, split_towers
 from yaniv.game import Game
 from yaniv.rules import get_rules
 from yaniv_env.encoding import Observer
@@ -184,6 +184,28 @@ def test_towers_from_gates_the_one_round_games_and_may_change_until_the_split():
         refuse_changes_on_resume(config, TrainConfig(towers_from=1500, **keys), step=1000)
     with pytest.raises(ConfigError, match="'towers' cannot change on --resume"):
         refuse_changes_on_resume(TrainConfig(**keys), plain, step=0)  # towers from the start
+
+
+def test_tower_ramps_anneal_the_one_network_by_the_split_then_the_towers_by_the_end(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    ramps = TowerRamps(3e-4, 1e-4, towers_from=28, total=35)
+    at = {step: ramps(1 - step / 35) for step in (0, 14, 27.999, 28, 31.5, 35)}
+    assert at[0] == pytest.approx(3e-4) and at[14] == pytest.approx(1.5e-4) and at[27.999] < 1e-7
+    assert at[28] == pytest.approx(1e-4) and at[31.5] == pytest.approx(5e-5) and at[35] == 0.0
+    model, _ = make_model(towers="one_round", towers_from=28, total_timesteps=35, learning_rate_schedule="linear",
+                          towers_learning_rate=1e-4)
+    assert isinstance(model.learning_rate, TowerRamps) and model.lr_schedule(1 - 28 / 35) == pytest.approx(1e-4)
+    model.save(tmp_path / "ramps.zip")
+    loaded = MaskablePPO.load(tmp_path / "ramps.zip", device="cpu")
+    retotal(loaded, 70)  # a resume with twice the steps: the towers' ramp stretches, the split stays at 28
+    assert loaded.lr_schedule(1 - 28 / 70) == pytest.approx(1e-4) and loaded.lr_schedule(1 - 49 / 70) == pytest.approx(5e-5)
+    for keys, words in ((dict(towers_learning_rate=1e-4), "towers_learning_rate.*0 unless towers_from"),
+                        (dict(towers_learning_rate=1e-4, towers="one_round", towers_from=10, total_timesteps=20),
+                         "towers_learning_rate.*learning_rate_schedule is linear"),
+                        (dict(towers_learning_rate=2.0), "towers_learning_rate.*from 0 to 1")):
+        with pytest.raises(ValueError, match=words):
+            TrainConfig(stakes_skip=True, **keys)
 
 
 def test_a_config_names_what_is_wrong_with_its_towers():

@@ -12,7 +12,11 @@ the heuristic, where the same network trained on one-round games alone for 7 M s
 the critic each hold two MLPs of ``net_arch``: tower 0 plays and values the positions whose
 observation has the route entry below 0.5, tower 1 those with it set, and neither tower's weights
 move for the other's samples. The stakes skip (``agents.policies.stakes``) is shared: what a score
-reset is worth does not depend on the aim.
+reset is worth does not depend on the aim. With ``towers_from: N`` the run trains one network until
+step N and there splits it (``agents.training.model.split_towers``): both towers start as that
+network, so play is unchanged at the split, and ``one_round_share`` makes its games of one round
+from then on; ``train.py --resume RUN towers=one_round towers_from=STEP`` splits a trained
+one-network run the same way.
 
 Every form of the policy routes the same way: ``agents.policies.towers_torch`` for training,
 ``agents.policies.ppo.NumpyPolicy`` (its ``route_index`` and second set of layers), and the ONNX

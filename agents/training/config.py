@@ -186,6 +186,10 @@ class TrainConfig:
     learning_rate_schedule: str = _f("constant", "The learning rate over the run: constant, or linear (from "
                                                  "learning_rate at the first step to zero at total_timesteps).",
                                      fixed=MODEL)
+    towers_learning_rate: float = _f(0.0, "With towers_from and learning_rate_schedule linear: the one network's rate "
+                                          "falls to zero at towers_from, and the towers' then falls from this one to "
+                                          "zero at total_timesteps (agents.training.model.TowerRamps); 0: one ramp "
+                                          "over the whole run.", fixed=MODEL)
     gamma: float = _f(0.99, "Discount factor.", fixed=MODEL)
     gae_lambda: float = _f(0.95, "GAE lambda.", fixed=MODEL)
     clip_range: float = _f(0.2, "PPO clip range.", fixed=MODEL)
@@ -320,6 +324,10 @@ class TrainConfig:
             need(self.towers in TOWER_FEATURES, "towers", f"empty or one of {', '.join(TOWER_FEATURES)}")
             need(self.stakes_skip, "towers", "towers need stakes_skip: true")
         need(not self.towers_from or self.towers, "towers_from", "0 without towers (the step the network splits in two)")
+        need(0.0 <= self.towers_learning_rate <= 1.0, "towers_learning_rate", "a number from 0 to 1")
+        need(not self.towers_learning_rate or (self.towers_from and self.learning_rate_schedule == "linear"),
+             "towers_learning_rate", "0 unless towers_from is set and learning_rate_schedule is linear (the second "
+                                     "of two ramps)")
         need(self.towers_from < self.total_timesteps, "towers_from", "a step before total_timesteps (else the "
                                                                      "network never splits)")
         low, high = LIMITS["net_arch"]

@@ -45,7 +45,10 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
     from stable_baselines3.common.utils import LinearSchedule
 
     learning_rate: Any = config.learning_rate
-    if config.learning_rate_schedule == "linear":  # SB3 reads it off the progress left, 1 to 0 at total_timesteps
+    if config.learning_rate_schedule == "linear" and config.towers_learning_rate:
+        learning_rate = TowerRamps(config.learning_rate, config.towers_learning_rate, config.towers_from,
+                                   config.total_timesteps)
+    elif config.learning_rate_schedule == "linear":  # SB3 reads it off the progress left, 1 to 0 at total_timesteps
         learning_rate = LinearSchedule(config.learning_rate, 0.0, 1.0)
     return MaskablePPO(
         policy,
@@ -77,6 +80,35 @@ def load_model(checkpoint: Path) -> Any:
         return MaskablePPO.load(checkpoint, device="cpu")
     except Exception as error:  # a truncated or foreign file raises many kinds
         raise ValueError(f"cannot load the checkpoint {checkpoint}: {type(error).__name__}: {error}") from None
+
+
+class TowerRamps:
+    """The learning rate of a run that splits into towers (``towers_learning_rate``): ``rate``
+    falling linearly to zero at step ``towers_from``, then ``towers_rate`` falling linearly to zero
+    at ``total``, so that the one network ends annealed, as a run without towers does, and the
+    towers start a ramp of their own. SB3 calls it with the progress left (1 at step 0, 0 at
+    ``total``); ``total`` follows ``total_timesteps`` on --resume (``retotal``)."""
+
+    def __init__(self, rate: float, towers_rate: float, towers_from: int, total: int) -> None:
+        self.rate, self.towers_rate, self.towers_from, self.total = rate, towers_rate, towers_from, total
+
+    def __call__(self, progress_remaining: float) -> float:
+        step = (1.0 - progress_remaining) * self.total
+        if step < self.towers_from:
+            return self.rate * (1.0 - step / self.towers_from)
+        return self.towers_rate * max(0.0, 1.0 - (step - self.towers_from) / max(1, self.total - self.towers_from))
+
+    def __repr__(self) -> str:
+        return (f"TowerRamps({self.rate} to 0 at step {self.towers_from:,}, then {self.towers_rate} to 0 at "
+                f"{self.total:,})")
+
+
+def retotal(model: Any, total_timesteps: int) -> None:
+    """A resumed ``model``'s learning rate read against the run's ``total_timesteps`` now (a
+    ``TowerRamps`` keeps its steps; SB3's own schedules read the progress left and need nothing)."""
+    if isinstance(model.learning_rate, TowerRamps):
+        model.learning_rate.total = total_timesteps
+        model._setup_lr_schedule()
 
 
 def has_towers(model: Any) -> bool:
