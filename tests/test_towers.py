@@ -116,6 +116,7 @@ def test_a_rows_loss_moves_only_its_own_towers_weights(towers):
         other = slice((1 - mine) * width, (1 - mine) * width + width)
         assert policy.action_net.weight.grad[:, other].abs().sum() == 0
         assert policy.value_net.weight.grad[:, other].abs().sum() == 0
+        assert policy.action_net.bias.grad is None and policy.value_net.bias.grad is None  # shared: frozen
 
 
 def test_a_one_tower_network_split_in_two_plays_as_before_on_every_row():

@@ -5,7 +5,8 @@
 Its extractor (``TowerLatent``) runs each tower on its own rows and hands on ``[h0, 1, 0, 0]`` for
 a row of tower 0 and ``[0, 0, h1, 1]`` for one of tower 1 (the route entry set): the action and
 value layers, linear over that latent, are then each tower's own last layer (the columns of ones
-carry each tower's bias), and a row's loss reaches only its own tower's weights. A batch costs
+carry each tower's bias; the layers' own biases are frozen), and a row's loss reaches only its own
+tower's weights. A batch costs
 what one tower's pass costs, plus the gathering. ``tower_layers(k)`` gives tower ``k``'s layers as
 ``NumpyPolicy`` takes them; ``copy_tower(policy, source)`` starts both towers from a one-tower
 policy's weights.
@@ -63,6 +64,14 @@ class TowerSkipPolicy(StakesSkipPolicy):
         self.route_feature = route_feature  # read by _build_mlp_extractor, which the parent's __init__ calls
         super().__init__(*args, **kwargs)
 
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        # The action and value layers' own biases are shared by the towers: frozen (at zero when new),
+        # so that each tower's bias is its column of ones alone, and a row of one tower cannot move
+        # the other's logits or values through them.
+        for layer in (self.action_net, self.value_net):
+            layer.bias.requires_grad_(False)
+
     def _get_constructor_parameters(self) -> dict[str, Any]:  # saved with the model, so that load rebuilds it
         return super()._get_constructor_parameters() | {"route_feature": self.route_feature}
 
@@ -101,7 +110,8 @@ def copy_tower(policy: TowerSkipPolicy, source: Any) -> None:
         for mine, theirs in ((policy.action_net, source.action_net), (policy.value_net, source.value_net)):
             width = theirs.weight.shape[1]
             mine.weight.zero_()
-            mine.bias.copy_(theirs.bias)
+            mine.bias.zero_()  # frozen: each tower's bias is its column of ones
             for tower in range(2):
                 mine.weight[:, tower * (width + 1) : tower * (width + 1) + width] = theirs.weight
+                mine.weight[:, tower * (width + 1) + width] = theirs.bias
         policy.skip_weight.copy_(source.skip_weight)

@@ -9,7 +9,9 @@ The actor and the critic are separate MLPs of ``net_arch`` (``activation`` betwe
 the first step, or from ``towers_from`` on, where ``split_towers`` turns the model's one network
 into both towers (each a copy of it; the callback calls it). With
 ``learning_rate_schedule: linear`` the rate falls from ``learning_rate`` to zero at
-``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included).
+``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included);
+with ``towers_learning_rate`` too it is two ramps (``TowerRamps``): to zero at ``towers_from``, so
+the one network ends annealed as a run without towers does, then from that rate to zero at the end.
 Everything that ``new_model`` passes to MaskablePPO is saved with the model and restored by
 ``load_model``, which is why ``agents.training.config`` refuses to change those keys on
 ``--resume``. SB3 checkpoints are pickles: load only runs you trust.
