@@ -22,12 +22,13 @@ Every form of the policy routes the same way: ``agents.policies.towers_torch`` f
 ``agents.policies.ppo.NumpyPolicy`` (its ``route_index`` and second set of layers), and the ONNX
 graph of ``agents.policies.export`` (both towers, then a ``Where`` on the route entry).
 
-What it gave so far (docs/experiments.md, 2026-12-03): the default recipe from scratch with towers
-and ``one_round_share: 0.4`` (34 M steps, 58 minutes on 2 cores) won 51.5% of those games, a point
-below the one-network recipe: tower 1 starts from the copy (44%) and about 8 M steps do not carry
-it as far as a trained network goes in 7 M. The default config does not use it; a longer run, or a
-tower 1 split from a trained network (``agents.policies.towers_torch.copy_tower``), is what is left
-to try.
+What it gave so far (docs/experiments.md, 2026-12-03): towers from scratch (``one_round_share:
+0.4``, 34 M steps, 58 minutes on 2 cores) won 51.5% of the no-jokers one-round games against the
+heuristic, a point below the one-network recipe (52.5%): tower 1 starts from the copy (44%). Split
+from the recipe's trained network (``towers_from: 28000000``, ``towers_learning_rate: 2e-4``,
+``one_round_share: 1.0``, 35 M steps, 45 minutes) tower 1 reaches 54.1%, and three other ways of
+training a trained network on those games end at 53.6% to 54.9%: about two points gained, short
+of the 55% asked. The default config does not use towers.
 """
 
 from __future__ import annotations
