@@ -185,6 +185,10 @@ def test_towers_from_gates_the_one_round_games_and_may_change_until_the_split():
         refuse_changes_on_resume(config, TrainConfig(towers_from=1500, **keys), step=1000)
     with pytest.raises(ConfigError, match="'towers' cannot change on --resume"):
         refuse_changes_on_resume(TrainConfig(**keys), plain, step=0)  # towers from the start
+    ramps = dict(keys, towers_from=1000, learning_rate_schedule="linear")
+    with pytest.raises(ConfigError, match="'towers_learning_rate' cannot change on --resume"):
+        refuse_changes_on_resume(TrainConfig(**ramps, towers_learning_rate=1e-4),
+                                 TrainConfig(**ramps, towers_learning_rate=2e-4), step=0)  # saved with the model
 
 
 def test_tower_ramps_anneal_the_one_network_by_the_split_then_the_towers_by_the_end(tmp_path):

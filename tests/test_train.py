@@ -97,7 +97,7 @@ FIXED_CHANGES = {
     "learning_rate": "1e-3", "learning_rate_schedule": "linear", "gamma": "0.9", "gae_lambda": "0.9",
     "clip_range": "0.1", "ent_coef": "0.0",
     "vf_coef": "1.0", "net_arch": "[16,16]", "activation": "relu", "stakes_skip": "false", "towers": "one_round",
-    "towers_from": "512", "imitation_samples": "100",
+    "towers_from": "512", "towers_learning_rate": "1e-4", "imitation_samples": "100",
     "imitation_bot": "greedy", "imitation_epochs": "2", "imitation_rounds": "2", "imitation_learning_rate": "1e-3",
     "imitation_schedule": "cosine", "imitation_batch_size": "64", "backend": "rllib", "rllib_env": "aec",
 }
@@ -117,9 +117,11 @@ def test_every_key_fixed_on_resume_has_a_case():
     assert set(FIXED_ON_RESUME) == set(FIXED_CHANGES)
 
 
-# rllib_env: an rllib run's, test_rllib.py; towers and towers_from: fixed once the network has split, which
-# test_towers.py checks (this saved run has one network, which may still gain towers)
-@pytest.mark.parametrize("key", sorted(set(FIXED_CHANGES) - {"rllib_env", "towers", "towers_from"}))
+# rllib_env: an rllib run's, test_rllib.py; towers and towers_from: fixed once the network has split, and
+# towers_learning_rate, which needs them: test_towers.py checks them (this saved run has one network, which may
+# still gain towers)
+@pytest.mark.parametrize("key", sorted(set(FIXED_CHANGES) - {"rllib_env", "towers", "towers_from",
+                                                             "towers_learning_rate"}))
 def test_resume_refuses_by_name_a_change_the_resumed_model_would_ignore(saved_run, key):
     with pytest.raises(ConfigError, match=f"config key '{key}' cannot change on --resume"):
         resume_run(saved_run, [f"{key}={FIXED_CHANGES[key]}"])
