@@ -396,18 +396,16 @@ def resume_run(run_dir: Path, overrides: Sequence[str]) -> Run:
     saved = read_yaml_mapping(saved_path)
     saved.update(runs_dir=str(run_dir.parent), name=run_dir.name)  # the folder may have moved
     config = load_config(None, overrides, base=saved)
-    step = load_state(run_dir)["timesteps"] if (run_dir / "state.json").exists() else 0
-    refuse_changes_on_resume(load_config(None, base=saved), config, step)
+    state = load_state(run_dir) if (run_dir / "state.json").exists() else None
+    refuse_changes_on_resume(load_config(None, base=saved), config, state["timesteps"] if state else 0)
     checkpoint = run_dir / "checkpoints" / "latest.zip"
     if not checkpoint.exists():
-        if not (run_dir / "state.json").exists():
-            return Run(config, run_dir, new_state(config))
-        step = load_state(run_dir)["timesteps"]
-        if step:
-            raise ValueError(f"no checkpoint to resume from at {checkpoint}, though the run state says step {step}: "
-                             f"put it back, or start a new run with another name=")
+        if state is not None and state["timesteps"]:
+            raise ValueError(f"no checkpoint to resume from at {checkpoint}, though the run state says step "
+                             f"{state['timesteps']}: put it back, or start a new run with another name=")
         return Run(config, run_dir, new_state(config))
-    state = load_state(run_dir)
+    if state is None:
+        state = load_state(run_dir)  # raises, naming the missing file
     pool = load_pool(config, run_dir, state["pool"])
     model = load_model(checkpoint)
     if state["timesteps"] > model.num_timesteps:
