@@ -17,7 +17,7 @@ from agents.policies.towers import route_index
 from agents.policies.towers_torch import copy_tower
 from agents.training import OpponentPool, SelfPlayEnv, TrainConfig, new_model
 from agents.training.config import ConfigError, refuse_changes_on_resume
-from agents.training.model import TowerRamps, has_towers, retotal, split_towers
+from agents.training.model import TowerRamps, has_towers, reschedule, split_towers
 from yaniv.game import Game
 from yaniv.rules import get_rules
 from yaniv_env.encoding import Observer
@@ -186,9 +186,11 @@ def test_towers_from_gates_the_one_round_games_and_may_change_until_the_split():
     with pytest.raises(ConfigError, match="'towers' cannot change on --resume"):
         refuse_changes_on_resume(TrainConfig(**keys), plain, step=0)  # towers from the start
     ramps = dict(keys, towers_from=1000, learning_rate_schedule="linear")
-    with pytest.raises(ConfigError, match="'towers_learning_rate' cannot change on --resume"):
+    refuse_changes_on_resume(TrainConfig(**ramps, towers_learning_rate=1e-4),
+                             TrainConfig(**ramps, towers_learning_rate=2e-4), step=999)  # the ramp starts at 1,000
+    with pytest.raises(ConfigError, match="'towers_learning_rate' cannot change on --resume.*ramp starts"):
         refuse_changes_on_resume(TrainConfig(**ramps, towers_learning_rate=1e-4),
-                                 TrainConfig(**ramps, towers_learning_rate=2e-4), step=0)  # saved with the model
+                                 TrainConfig(**ramps, towers_learning_rate=2e-4), step=1000)
 
 
 def test_tower_ramps_anneal_the_one_network_by_the_split_then_the_towers_by_the_end(tmp_path):
@@ -203,7 +205,9 @@ def test_tower_ramps_anneal_the_one_network_by_the_split_then_the_towers_by_the_
     assert isinstance(model.learning_rate, TowerRamps) and model.lr_schedule(1 - 28 / 35) == pytest.approx(1e-4)
     model.save(tmp_path / "ramps.zip")
     loaded = MaskablePPO.load(tmp_path / "ramps.zip", device="cpu")
-    retotal(loaded, 70)  # a resume with twice the steps: the towers' ramp stretches, the split stays at 28
+    resumed = TrainConfig(stakes_skip=True, towers="one_round", towers_from=28, total_timesteps=70,
+                          learning_rate_schedule="linear", towers_learning_rate=1e-4)
+    reschedule(loaded, resumed)  # a resume with twice the steps: the towers' ramp stretches, the split stays at 28
     assert loaded.lr_schedule(1 - 28 / 70) == pytest.approx(1e-4) and loaded.lr_schedule(1 - 49 / 70) == pytest.approx(5e-5)
     for keys, words in ((dict(towers_learning_rate=1e-4), "towers_learning_rate.*0 unless towers_from"),
                         (dict(towers_learning_rate=1e-4, towers="one_round", towers_from=10, total_timesteps=20),
@@ -274,6 +278,8 @@ def test_rllibs_one_actor_refuses_a_policy_with_towers(towers):
 
 
 def test_a_run_splits_into_towers_at_towers_from_and_a_trained_run_on_resume(tmp_path):
+    from sb3_contrib import MaskablePPO
+
     keys = [*TINY, "stakes_skip=true", "rule_space=house", "imitation_samples=0", "total_timesteps=1536",
             "pool_size=8", "final_policy=last"]
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=late", *keys,
@@ -289,10 +295,13 @@ def test_a_run_splits_into_towers_at_towers_from_and_a_trained_run_on_resume(tmp
     refused = train("--resume", str(run), "total_timesteps=2048", "towers_from=1500")
     assert refused.returncode == 2 and "towers_from" in refused.stderr
 
-    plain = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=plain", *keys)
+    plain = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=plain", *keys,
+                  "learning_rate_schedule=linear")
     assert plain.returncode == 0, plain.stderr
     split = train("--resume", str(tmp_path / "plain"), "total_timesteps=2048", "towers=one_round",
-                  "towers_from=1536", "one_round_share=0.5")
+                  "towers_from=1536", "one_round_share=0.5", "towers_learning_rate=1e-4")
     assert split.returncode == 0, split.stderr
+    ramps = MaskablePPO.load(tmp_path / "plain" / "checkpoints" / "latest.zip", device="cpu").learning_rate
+    assert (ramps.towers_rate, ramps.towers_from, ramps.total) == (1e-4, 1536, 2048)  # set on the resume
     assert json.loads((tmp_path / "plain" / "state.json").read_text())["towers_split_at"] == 1536
     assert NumpyPolicy.load(tmp_path / "plain" / "policy.npz").route_feature == "one_round"

@@ -49,6 +49,7 @@ MODEL = "SB3 saved it with the model, and MaskablePPO.load restores the saved va
 NETWORK = "the checkpoint's network was built with it"
 IMITATION = "the imitation stage runs once, before the run's first PPO step"
 BACKEND = "the run's checkpoints are its backend's own"
+RAMP = "the towers' ramp starts from it at the split, which the run has passed"
 
 
 MAX_STEPS = 2**31 - 1
@@ -189,7 +190,7 @@ class TrainConfig:
     towers_learning_rate: float = _f(0.0, "With towers_from and learning_rate_schedule linear: the one network's rate "
                                           "falls to zero at towers_from, and the towers' then falls from this one to "
                                           "zero at total_timesteps (agents.training.model.TowerRamps); 0: one ramp "
-                                          "over the whole run.", fixed=MODEL)
+                                          "over the whole run.", fixed=RAMP)
     gamma: float = _f(0.99, "Discount factor.", fixed=MODEL)
     gae_lambda: float = _f(0.95, "GAE lambda.", fixed=MODEL)
     clip_range: float = _f(0.2, "PPO clip range.", fixed=MODEL)
@@ -553,11 +554,13 @@ def load_config(yaml_path: str | Path | None, overrides: Sequence[str] = (), bas
 def refuse_changes_on_resume(saved: TrainConfig, config: TrainConfig, step: int = 0) -> None:
     """ConfigError naming the first key of ``FIXED_ON_RESUME`` whose value in ``config`` differs
     from the ``saved`` run's: a resumed run would ignore the new value while its config.yaml
-    claimed it. ``towers`` and ``towers_from`` may change while the saved run at ``step`` has not
-    split its network (no towers, or a split still ahead): the network is one until it does."""
+    claimed it. ``towers``, ``towers_from`` and ``towers_learning_rate`` may change while the saved
+    run at ``step`` has not split its network (no towers, or a split still ahead): the network is
+    one until it does, and the resumed model's rate is rebuilt from the config
+    (``agents.training.model.reschedule``)."""
     one_network = not saved.towers or step < saved.towers_from
     for key, reason in FIXED_ON_RESUME.items():
-        if one_network and key in ("towers", "towers_from"):
+        if one_network and key in ("towers", "towers_from", "towers_learning_rate"):
             continue
         was, now = getattr(saved, key), getattr(config, key)
         if now != was:

@@ -89,7 +89,7 @@ class TowerRamps:
     falling linearly to zero at step ``towers_from``, then ``towers_rate`` falling linearly to zero
     at ``total``, so that the one network ends annealed, as a run without towers does, and the
     towers start a ramp of their own. SB3 calls it with the progress left (1 at step 0, 0 at
-    ``total``); ``total`` follows ``total_timesteps`` on --resume (``retotal``)."""
+    ``total``); on --resume ``reschedule`` builds it again from the config."""
 
     def __init__(self, rate: float, towers_rate: float, towers_from: int, total: int) -> None:
         self.rate, self.towers_rate, self.towers_from, self.total = rate, towers_rate, towers_from, total
@@ -105,11 +105,14 @@ class TowerRamps:
                 f"{self.total:,})")
 
 
-def retotal(model: Any, total_timesteps: int) -> None:
-    """A resumed ``model``'s learning rate read against the run's ``total_timesteps`` now (a
-    ``TowerRamps`` keeps its steps; SB3's own schedules read the progress left and need nothing)."""
-    if isinstance(model.learning_rate, TowerRamps):
-        model.learning_rate.total = total_timesteps
+def reschedule(model: Any, config: TrainConfig) -> None:
+    """A resumed ``model``'s learning rate read against the ``config`` it resumes with: its
+    ``TowerRamps`` (rebuilt from the config, so a one-network run that splits on --resume gets the
+    towers' ramp set then) following ``total_timesteps``. SB3's own schedules read the progress
+    left and need nothing."""
+    if config.learning_rate_schedule == "linear" and config.towers_learning_rate:
+        model.learning_rate = TowerRamps(config.learning_rate, config.towers_learning_rate, config.towers_from,
+                                         config.total_timesteps)
         model._setup_lr_schedule()
 
 

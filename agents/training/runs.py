@@ -60,7 +60,7 @@ import yaml
 from agents.training.config import (
     LIMITS, ConfigError, TrainConfig, load_config, read_yaml_mapping, refuse_changes_on_resume,
 )
-from agents.training.model import load_model, new_model, retotal
+from agents.training.model import load_model, new_model, reschedule
 from agents.training.selfplay import OpponentPool
 
 MAX_STATE_BYTES = 64 << 20
@@ -301,7 +301,7 @@ class Run:
         if self.resumed_model is None:
             return new_model(self.config, vec_env, tensorboard_log=tensorboard_log)
         self.resumed_model.set_env(vec_env)
-        retotal(self.resumed_model, self.config.total_timesteps)
+        reschedule(self.resumed_model, self.config)
         self.resumed_model.tensorboard_log = tensorboard_log
         return self.resumed_model
 
