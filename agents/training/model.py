@@ -44,18 +44,10 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         from agents.policies.stakes_torch import StakesSkipPolicy
 
         policy = StakesSkipPolicy
-    from stable_baselines3.common.utils import LinearSchedule
-
-    learning_rate: Any = config.learning_rate
-    if config.learning_rate_schedule == "linear" and config.towers_learning_rate:
-        learning_rate = TowerRamps(config.learning_rate, config.towers_learning_rate, config.towers_from,
-                                   config.total_timesteps)
-    elif config.learning_rate_schedule == "linear":  # SB3 reads it off the progress left, 1 to 0 at total_timesteps
-        learning_rate = LinearSchedule(config.learning_rate, 0.0, 1.0)
     return MaskablePPO(
         policy,
         vec_env,
-        learning_rate=learning_rate,
+        learning_rate=learning_rate(config),
         n_steps=config.n_steps,
         batch_size=config.batch_size,
         n_epochs=config.n_epochs,
@@ -70,6 +62,19 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         device="cpu",
         verbose=0,
     )
+
+
+def learning_rate(config: TrainConfig) -> Any:
+    """The rate MaskablePPO takes for ``config``: a number, SB3's linear schedule (read off the
+    progress left, 1 to 0 at total_timesteps) or, with ``towers_learning_rate``, ``TowerRamps``."""
+    from stable_baselines3.common.utils import LinearSchedule
+
+    if config.learning_rate_schedule == "linear" and config.towers_learning_rate:
+        return TowerRamps(config.learning_rate, config.towers_learning_rate, config.towers_from,
+                          config.total_timesteps)
+    if config.learning_rate_schedule == "linear":
+        return LinearSchedule(config.learning_rate, 0.0, 1.0)
+    return config.learning_rate
 
 
 def load_model(checkpoint: Path) -> Any:
@@ -110,9 +115,9 @@ def reschedule(model: Any, config: TrainConfig) -> None:
     ``TowerRamps`` (rebuilt from the config, so a one-network run that splits on --resume gets the
     towers' ramp set then) following ``total_timesteps``. SB3's own schedules read the progress
     left and need nothing."""
-    if config.learning_rate_schedule == "linear" and config.towers_learning_rate:
-        model.learning_rate = TowerRamps(config.learning_rate, config.towers_learning_rate, config.towers_from,
-                                         config.total_timesteps)
+    rate = learning_rate(config)
+    if isinstance(rate, TowerRamps):
+        model.learning_rate = rate
         model._setup_lr_schedule()
 
 
