@@ -193,6 +193,24 @@ def test_towers_from_gates_the_one_round_games_and_may_change_until_the_split():
                                  TrainConfig(**ramps, towers_learning_rate=2e-4), step=1000)
 
 
+def test_towers_players_seat_the_tables_from_the_split_on_and_a_resumed_runs_tables_at_once():
+    from agents.training import self_play_envs
+
+    keys = dict(stakes_skip=True, towers="one_round", rule_space="house", total_timesteps=2000, players="2-6",
+                baselines=["heuristic"])
+    config = TrainConfig(towers_from=1000, towers_players="2", **keys)
+    assert config.training_players(999) == "2-6" and config.training_players(1000) == "2"
+    assert TrainConfig(towers_from=1000, **keys).training_players(1000) == "2-6"  # empty: players all along
+    for step, counts in ((0, (2, 3, 4, 5, 6)), (1000, (2,))):  # a run resumed past the split seats two at once
+        _, vec_env = self_play_envs(config, OpponentPool(config), step)
+        assert vec_env.batch.counts == counts
+    for bad, words in ((dict(towers_from=1000, towers_players="1"), "towers_players.*a count 2..8"),
+                       (dict(towers_from=1000, towers_players="4-2"), "towers_players.*a count 2..8"),
+                       (dict(towers_players="2"), "towers_players.*unless towers_from is set")):
+        with pytest.raises(ValueError, match=words):
+            TrainConfig(**{**keys, **bad})
+
+
 def test_tower_ramps_anneal_the_one_network_by_the_split_then_the_towers_by_the_end(tmp_path):
     from sb3_contrib import MaskablePPO
 
@@ -283,10 +301,10 @@ def test_a_run_splits_into_towers_at_towers_from_and_a_trained_run_on_resume(tmp
     keys = [*TINY, "stakes_skip=true", "rule_space=house", "imitation_samples=0", "total_timesteps=1536",
             "pool_size=8", "final_policy=last"]
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=late", *keys,
-                 "towers=one_round", "towers_from=600", "one_round_share=0.5")
+                 "towers=one_round", "towers_from=600", "one_round_share=0.5", "towers_players=2")
     assert done.returncode == 0, done.stderr
     run = tmp_path / "late"
-    assert "the network split into two towers (one_round)" in done.stdout
+    assert "the network split into two towers (one_round); the tables seat 2 from here" in done.stdout
     assert json.loads((run / "state.json").read_text())["towers_split_at"] == 1024  # the first rollout end past 600
     routes = {p.name: NumpyPolicy.load(p).route_feature for p in (run / "pool").glob("*.npz")}
     assert routes == {f"snapshot_{step:09d}.npz": None if step <= 1024 else "one_round"  # 1,024: before the split

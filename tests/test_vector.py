@@ -454,6 +454,31 @@ def test_set_rule_sets_changes_the_rules_of_the_episodes_to_come_and_refuses_a_b
     assert ended.all()
 
 
+def test_set_players_changes_the_table_sizes_of_the_episodes_to_come_and_refuses_what_cannot_deal():
+    env = YanivVecEnv(num_envs=4, players="2-6", opponents="heuristic", seed=4)
+    env.reset()
+    with pytest.raises(ValueError, match="players must be"):
+        env.set_players("1-3")
+    with pytest.raises(ValueError, match="rules of env 0: 8 players x 7 cards"):
+        YanivVecEnv(num_envs=4, players="2-6", rules={"hand_size": 7}).set_players(8)
+    assert env.batch.counts == (2, 3, 4, 5, 6)  # kept whole
+    tuples = YanivVecEnv(num_envs=2, players=2, opponents=("heuristic",))
+    with pytest.raises(ValueError, match="opponents of env 0 name 1 seats, and the largest table needs 3"):
+        tuples.set_players(4)
+    assert tuples.batch.counts == (2,)
+    env.set_players(2)
+    rng = np.random.default_rng(0)
+    started = env.get_attr("num_players")
+    ended, seen = np.zeros(4, dtype=bool), set()
+    for _ in range(500):
+        _, _, dones, _ = env.step(legal_random(env.batch.masks, rng))
+        ended |= dones
+        for i, n in enumerate(env.get_attr("num_players")):
+            assert n == (started[i] if not ended[i] else 2)
+            seen.add(n)
+    assert ended.all() and 2 in seen
+
+
 def encoding_settings() -> int:
     from yaniv_env import encoding
 

@@ -32,7 +32,7 @@ Reset                  each episode draws its table size from ``players`` and th
 Arguments
 ---------
 ``num_envs``; ``players``: a count 2-8, a range such as ``"2-4"`` or a sequence of counts, drawn
-per episode; ``rules``: a preset name, ``yaniv.Rules`` or mapping for all envs, or a list with one
+per episode (``set_players`` changes them for the episodes to come); ``rules``: a preset name, ``yaniv.Rules`` or mapping for all envs, or a list with one
 per env (one hand size for all: one observation size); ``episode`` ("round" or "game");
 ``round_reward`` ("points" or "relative"); ``max_turns`` (None, or truncate an episode after that
 many moves of any seat); ``seed`` (None: fresh entropy); ``opponents`` (below); ``rule_sets`` (None,
@@ -272,9 +272,9 @@ class YanivBatch:
             self._check_deals(r, f"rules of env {i}")
         return out
 
-    def _check_deals(self, r: Rules, what: str) -> None:
+    def _check_deals(self, r: Rules, what: str, counts: Sequence[int] | None = None) -> None:
         L.check_rules(r)
-        top = max(self.counts)
+        top = max(self.counts if counts is None else counts)
         if top * r.hand_size + 1 > 52 + r.jokers:
             raise ValueError(f"{what}: {top} players x {r.hand_size} cards + 1 face-up card need more "
                              f"than the {52 + r.jokers} cards of the deck")
@@ -491,6 +491,21 @@ class YanivBatch:
         ``rules``); checked as at construction, and left as they were if any is refused."""
         self.rule_sets = self._rule_sets(rule_sets)
 
+    def set_players(self, players: int | str | Sequence[int]) -> None:
+        """The table sizes episodes draw from, from each env's next episode on; checked as at
+        construction (every env's rules and rule set must deal the largest table, every opponent
+        sequence name its seats), and left as they were if refused."""
+        counts = parse_players(players)
+        for i, r in enumerate(self.rules):
+            self._check_deals(r, f"rules of env {i}", counts)
+        for k, r in enumerate(self.rule_sets or ()):
+            self._check_deals(r, f"rule_sets[{k}]", counts)
+        for i, s in enumerate(self.specs):
+            if isinstance(s, (tuple, list)) and len(s) < max(counts) - 1:
+                raise ValueError(f"players {counts}: the opponents of env {i} name {len(s)} seats, and the largest "
+                                 f"table needs {max(counts) - 1}")
+        self.counts = counts
+
     def _new_episodes(self, games: np.ndarray) -> None:
         if len(self._snapshot_ids) > 32:
             self._drop_unused_snapshots()
@@ -665,6 +680,10 @@ class YanivVecEnv(VecEnv):
         """The rule sets each env's episodes draw from, from its next episode on (as ``rule_sets``)."""
         self.batch.set_rule_sets(rule_sets)
 
+    def set_players(self, players: int | str | Sequence[int]) -> None:
+        """The table sizes each env's episodes draw from, from its next episode on (as ``players``)."""
+        self.batch.set_players(players)
+
     def reset(self) -> np.ndarray:
         if any(self._options):
             raise ValueError(f"YanivVecEnv.reset takes no options, got {self._options!r}")
@@ -789,6 +808,10 @@ class YanivVectorEnv(gym.vector.VectorEnv):
     def set_rule_sets(self, rule_sets: Sequence[str | Rules | dict] | None) -> None:
         """The rule sets each env's episodes draw from, from its next episode on (as ``rule_sets``)."""
         self.batch.set_rule_sets(rule_sets)
+
+    def set_players(self, players: int | str | Sequence[int]) -> None:
+        """The table sizes each env's episodes draw from, from its next episode on (as ``players``)."""
+        self.batch.set_players(players)
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:

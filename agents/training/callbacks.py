@@ -152,8 +152,8 @@ class SelfPlayCallback(BaseCallback):
 
     def _split_if_due(self) -> None:
         """From ``towers_from`` on, the model has its towers (``split_towers``) and the tables draw
-        the rule sets of that step (``one_round_share`` in play); the rollout under way finishes
-        on the rules it was dealt."""
+        the rule sets and table sizes of that step (``one_round_share``, ``towers_players``); the
+        rollout under way finishes on the games it was dealt."""
         from agents.training.model import has_towers, split_towers
 
         c = self.config
@@ -163,9 +163,11 @@ class SelfPlayCallback(BaseCallback):
         for env in self.envs:
             if hasattr(env, "vec_env"):  # the compiled core's tables; rule sets need them (config checks)
                 env.vec_env.set_rule_sets(c.training_rule_sets(self.num_timesteps) or None)
+                env.vec_env.set_players(c.training_players(self.num_timesteps))
         self.state["towers_split_at"] = self.num_timesteps
         self.logger.record("selfplay/towers_split_at", self.num_timesteps)
-        print(f"step {self.num_timesteps:,}: the network split into two towers ({c.towers})", flush=True)
+        print(f"step {self.num_timesteps:,}: the network split into two towers ({c.towers}); the tables seat "
+              f"{c.training_players(self.num_timesteps)} from here", flush=True)
 
     def _due(self, key: str, every: int) -> bool:
         """Whether ``state[key]`` (a next_* step) has come; if so it moves to the first multiple of

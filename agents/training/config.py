@@ -209,6 +209,8 @@ class TrainConfig:
                              "(copy_tower), one_round_share making its games of one round from then on only. "
                              "Fixed on --resume once the network has split; before that, towers and towers_from "
                              "may be set or changed, which splits a trained one-network run.", fixed=NETWORK)
+    towers_players: str = _f("", "With towers_from: seats per table from the split on, as players (2: the towers' "
+                                 "stage plays heads-up); empty: players all along.")
     activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update. Use 1 when other jobs share the cores: spinning "
                                "threads slow both (docs/experiments.md).")
@@ -345,6 +347,14 @@ class TrainConfig:
         except ValueError:
             counts = ()
         need(bool(counts) and min(counts) >= 2 and max(counts) <= 8, "players", "a count 2..8 or a range such as 2-4")
+        if self.towers_players:
+            try:
+                tower_counts = _counts(self.towers_players)
+            except ValueError:
+                tower_counts = ()
+            need(bool(tower_counts) and min(tower_counts) >= 2 and max(tower_counts) <= 8, "towers_players",
+                 "empty, a count 2..8 or a range such as 2-4")
+            need(bool(self.towers_from), "towers_players", "empty unless towers_from is set (the step it applies from)")
         need(bool(self.baselines) or self.baseline_fraction == 0, "baselines", "at least one bot when baseline_fraction > 0")
         from agents.registry import check_spec
 
@@ -386,13 +396,13 @@ class TrainConfig:
 
     @property
     def player_counts(self) -> tuple[int, ...]:
-        text = str(self.players)
-        low, _, high = text.partition("-")
-        low_n = int(low)
-        high_n = int(high) if high else low_n
-        if high_n < low_n:
-            raise ValueError(text)
-        return tuple(range(low_n, high_n + 1))
+        """The table sizes of ``players`` (ValueError if it is not a count or a range)."""
+        return _counts(self.players)
+
+    def training_players(self, step: int = 0) -> str:
+        """The table sizes the learner's tables draw from at ``step``: ``towers_players`` from
+        ``towers_from`` on where it is set, else ``players``."""
+        return self.towers_players if self.towers_players and step >= self.towers_from else self.players
 
     def training_rule_sets(self, step: int = 0) -> list[Rules]:
         """The rule sets the training games draw from at ``step``, one per game: ``rule_sets`` parsed,
@@ -445,11 +455,23 @@ SB3_KEYS = {
     "stakes_skip": "RLlib's network is the plain actor and critic",
     "towers": "RLlib's network is the plain actor and critic",
     "towers_from": "RLlib's network is the plain actor and critic",
+    "towers_players": "RLlib's network is the plain actor and critic",
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,
 }
 """The keys of the SB3 backend alone, and why the RLlib backend refuses them away from their defaults."""
+
+
+def _counts(text: Any) -> tuple[int, ...]:
+    """The table sizes of a ``players`` value: a count such as 4 or a range such as 2-4 (ValueError
+    otherwise)."""
+    low, _, high = str(text).partition("-")
+    low_n = int(low)
+    high_n = int(high) if high else low_n
+    if high_n < low_n:
+        raise ValueError(text)
+    return tuple(range(low_n, high_n + 1))
 
 
 def requested_backend(config_path: Path | None, resume_dir: Path | None, overrides: Sequence[str] = ()) -> str:
