@@ -615,6 +615,20 @@ def test_rule_sets_are_drawn_per_game_for_the_teacher_and_the_tables(monkeypatch
         imitation_stage(TrainConfig(rule_sets=sets, imitation_bot="default", imitation_samples=10), model=None)
 
 
+def test_env_threads_reach_the_core_tables_and_are_refused_without_the_core(monkeypatch):
+    from agents.training import OpponentPool, self_play_envs
+    from agents.training import selfplay
+
+    config = TrainConfig(n_envs=4, baselines=["heuristic"], env_threads=2)
+    _, vec_env = self_play_envs(config, OpponentPool(config))
+    assert vec_env.batch.threads == 2
+    monkeypatch.setattr(selfplay, "core_controller", lambda spec: None)
+    with pytest.raises(ValueError, match="env_threads: baseline 'heuristic' has no form on the compiled core"):
+        self_play_envs(config, OpponentPool(config))
+    with pytest.raises(ConfigError, match="env_threads"):
+        TrainConfig(env_threads=0)
+
+
 def test_rule_space_draws_many_rule_sets_for_the_teacher_and_the_tables():
     """rule_space: house: the run's games pick from a sample of the space drawn once from the seed
     (the same seed, the same sample), and the imitation stream plays many of them; a space with

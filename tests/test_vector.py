@@ -336,6 +336,29 @@ def same(a: list, b: list) -> bool:
     ) and len(a) == len(b)
 
 
+def test_threads_give_the_serial_kernels_trajectories_game_for_game():
+    """With threads, each kernel call's games split in parts run on a thread pool; a game's row and
+    generator are its own, so every trajectory is the serial one, with every kind of seat, table
+    sizes, rule sets and single rounds drawn per episode."""
+
+    def make(threads: int) -> YanivVecEnv:
+        snapshot = UniformSnapshot()
+
+        def draw(rng: np.random.Generator, seats: int) -> list:
+            return [("heuristic:score_weight=2", snapshot, "greedy")[int(rng.integers(3))] for _ in range(seats)]
+
+        specs = ["random", "heuristic", snapshot, draw, "search:8"] * 3
+        return YanivVecEnv(num_envs=15, players="2-5", opponents=specs, episode="game", round_share=0.5, seed=7,
+                           rule_sets=["default", "french", {"jokers": 0, "game_end": "one_round"}], threads=threads)
+
+    serial = rollout(make(1), 150, 0)
+    assert same(serial, rollout(make(4), 150, 0))
+    assert same(serial, rollout(make(16), 150, 0))  # fewer games than twice the threads: one part
+    for bad in (0, 2.0, True, 257):
+        with pytest.raises(ValueError, match="threads must be an integer from 1"):
+            YanivVecEnv(num_envs=2, threads=bad)
+
+
 def test_same_seed_same_trajectories_with_mixed_opponents():
     runs = []
     for seed in (11, 11, 12):

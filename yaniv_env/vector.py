@@ -42,7 +42,10 @@ deal the envs' hand size, and the observation's settings segment tells the learn
 ``set_rule_sets`` changes them for the episodes to come);
 ``round_share`` (with ``episode="game"``: the chance that an episode is a single round from zero
 scores instead, paid by ``round_reward``, drawn per episode from the game's generator, so one
-learner trains on both; at 0, the default, nothing is drawn and the streams are as without it).
+learner trains on both; at 0, the default, nothing is drawn and the streams are as without it);
+``threads`` (1, the default: the kernels run on the calling thread; more: the games of each call
+split in that many parts, run on a pool of as many threads, since the kernels release the GIL;
+for a machine whose cores the learner's forward pass leaves idle; the same results, game for game).
 
 Opponents
 ---------
@@ -104,6 +107,7 @@ spec of the wrong size, a snapshot's illegal action. ``final_rows`` holds a copy
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Sequence, Union
 
 import gymnasium as gym
@@ -131,6 +135,7 @@ SEARCH = "search"
 MAX_SEARCH_BUDGET = 1 << 20  # rollouts a move: a bound on a typo, far above any real use
 _OTHER_SEATS = L.MAX_SEATS - 1
 MAX_RULE_SETS = 1024
+MAX_THREADS = 256  # a bound on a typo
 
 
 def parse_players(players: int | str | Sequence[int]) -> tuple[int, ...]:
@@ -198,6 +203,7 @@ class YanivBatch:
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         round_share: float = 0.0,
+        threads: int = 1,
     ) -> None:
         if type(num_envs) is not int or num_envs < 1:
             raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
@@ -213,6 +219,10 @@ class YanivBatch:
             raise ValueError(f"max_turns must be None or an integer >= 1, got {max_turns!r}")
         if seed is not None and (type(seed) is not int or seed < 0):
             raise ValueError(f"seed must be None or an integer >= 0, got {seed!r}")
+        if type(threads) is not int or not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+        self.threads = threads
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="yaniv-core") if threads > 1 else None
         self.num_envs = E = num_envs
         self.counts = parse_players(players)
         self.episode, self.round_reward, self.max_turns = episode, round_reward, max_turns
@@ -241,6 +251,7 @@ class YanivBatch:
         self._snapshot_ids: dict[int, int] = {}  # id(snapshot) -> its index
         self._free: list[int] = []
         self._buf = np.zeros(B.SCRATCH, dtype=np.int64)
+        self._bufs = [self._buf] + [np.zeros(B.SCRATCH, dtype=np.int64) for _ in range(threads - 1)]
         self._all = np.arange(E, dtype=np.int64)
         self.masks = np.zeros((E, self.table.size), dtype=np.int8)
         self.obs = np.zeros((E, self.obs_size), dtype=np.float32)
@@ -462,8 +473,41 @@ class YanivBatch:
         self.W[:] = 0.0
         games, moves = (self._all, actions) if games is None else (games, actions[games])
         if games.size:
-            self._check_kernel(B.play(self.S, self.R, self.G, self.W, self.P, self.C, games, moves), games)
+            self._check_kernel(self._play(games, moves), games)
         return self._settle(None)
+
+    def close(self) -> None:
+        """Stop the thread pool of ``threads`` (the env steps on the calling thread from then on)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    # The kernels, on the calling thread or split among ``threads`` (the same result, game for game).
+
+    def _split(self, call: Callable[[int, int, np.ndarray], int], n: int) -> int:
+        """``call(lo, hi, buf)`` for the parts of n games, on the pool's threads where there is one
+        (the kernels release the GIL); the first failed k over all parts, or -1."""
+        if self._pool is None or n < 2 * self.threads:
+            return call(0, n, self._buf)
+        bounds = [n * p // self.threads for p in range(self.threads + 1)]
+        parts = [self._pool.submit(call, lo, hi, buf) for lo, hi, buf in zip(bounds, bounds[1:], self._bufs)]
+        failed = [part.result() for part in parts]  # every part finishes before any error is read
+        return next((lo + k for lo, k in zip(bounds, failed) if k >= 0), -1)
+
+    def _deal(self, games: np.ndarray) -> int:
+        S, R, G, W, P, C = self.S, self.R, self.G, self.W, self.P, self.C
+        return self._split(lambda lo, hi, buf: B.deal(S, R, G, W, P, C, games[lo:hi]), games.size)
+
+    def _play(self, games: np.ndarray, actions: np.ndarray) -> int:
+        S, R, G, W, P, C = self.S, self.R, self.G, self.W, self.P, self.C
+        return self._split(lambda lo, hi, buf: B.play(S, R, G, W, P, C, games[lo:hi], actions[lo:hi]), games.size)
+
+    def _observe(self, games: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
+        self._split(lambda lo, hi, buf: B.observe_games(self.S, games[lo:hi], seats[lo:hi], out[lo:hi], buf) or -1,
+                    games.size)
+
+    def _mask(self, games: np.ndarray, out: np.ndarray) -> None:
+        self._split(lambda lo, hi, buf: B.mask_games(self.S, games[lo:hi], out[lo:hi], buf) or -1, games.size)
 
     def _check_kernel(self, failed: int, games: np.ndarray) -> None:
         if failed >= 0:
@@ -525,7 +569,7 @@ class YanivBatch:
                 codes = self._seat_codes(drawn)
                 self.G[g, B.G_OTHER_KIND : B.G_OTHER_KIND + _OTHER_SEATS] = codes[0]
                 self.G[g, B.G_OTHER_PARAM : B.G_OTHER_PARAM + _OTHER_SEATS] = codes[1]
-        self._check_kernel(B.deal(self.S, self.R, self.G, self.W, self.P, self.C, games), games)
+        self._check_kernel(self._deal(games), games)
 
     def _settle(self, rewards: np.ndarray | None) -> "Step":
         """Snapshots move and ended episodes restart until every env is at the learner's decision."""
@@ -542,7 +586,7 @@ class YanivBatch:
             if ended.size:
                 seats = np.ascontiguousarray(self.G[ended, B.G_LEARNER])
                 out = np.empty((ended.size, self.obs_size), dtype=np.float32)
-                B.observe_games(self.S, ended, seats, out, self._buf)
+                self._observe(ended, seats, out)
                 final_obs.append(out)
                 final_seats.append(seats)
                 ended_all.append(ended)
@@ -567,8 +611,8 @@ class YanivBatch:
             final = np.zeros((0, self.obs_size), dtype=np.float32)
         seats = np.ascontiguousarray(self.G[:, B.G_LEARNER])
         obs = np.empty((E, self.obs_size), dtype=np.float32)
-        B.observe_games(self.S, self._all, seats, obs, self._buf)
-        B.mask_games(self.S, self._all, self.masks, self._buf)
+        self._observe(self._all, seats, obs)
+        self._mask(self._all, self.masks)
         self.obs = obs
         terminated, truncated = done_codes == B.TERMINATED, done_codes == B.TRUNCATED
         return Step(obs, reward, terminated, truncated, ended, final, ended_seats, seats)
@@ -586,9 +630,9 @@ class YanivBatch:
                 action_parts.append(policy.act_rows(self.S, self.R, games))
                 continue
             obs = np.empty((games.size, self.obs_size), dtype=np.float32)
-            B.observe_games(self.S, games, np.ascontiguousarray(seats[pick]), obs, self._buf)
+            self._observe(games, np.ascontiguousarray(seats[pick]), obs)
             masks = np.zeros((games.size, self.table.size), dtype=np.int8)
-            B.mask_games(self.S, games, masks, self._buf)
+            self._mask(games, masks)
             acts = np.asarray(policy.act_batch(obs, masks, self.snapshot_rng))
             if acts.shape != (games.size,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
                 raise ValueError(f"snapshot {policy!r}: act_batch must return ({games.size},) integer actions, "
@@ -603,7 +647,7 @@ class YanivBatch:
             action_parts.append(acts)
         games = np.concatenate(games_parts)
         actions = np.concatenate(action_parts)
-        self._check_kernel(B.play(self.S, self.R, self.G, self.W, self.P, self.C, games, actions), games)
+        self._check_kernel(self._play(games, actions), games)
 
     # -- per env -------------------------------------------------------------------------------
 
@@ -658,9 +702,10 @@ class YanivVecEnv(VecEnv):
         seed: int | None = None,
         rule_sets: Sequence[str | Rules | dict] | None = None,
         round_share: float = 0.0,
+        threads: int = 1,
     ) -> None:
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, round_share)
+                                rule_sets, round_share, threads)
         self._attrs: list[dict[str, Any]] = [{} for _ in range(num_envs)]
         self._actions: np.ndarray | None = None
         obs_space = spaces.Box(0.0, 1.0, (self.batch.obs_size,), dtype=np.float32)
@@ -715,7 +760,7 @@ class YanivVecEnv(VecEnv):
         return self.batch.masks.astype(bool)
 
     def close(self) -> None:
-        pass
+        self.batch.close()
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         out = []
@@ -775,6 +820,7 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         rule_sets: Sequence[str | Rules | dict] | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
         round_share: float = 0.0,
+        threads: int = 1,
     ) -> None:
         try:
             mode = AutoresetMode(autoreset_mode)
@@ -785,7 +831,7 @@ class YanivVectorEnv(gym.vector.VectorEnv):
             raise ValueError(f"autoreset_mode {mode.value!r} is not offered: {AutoresetMode.SAME_STEP.value!r} "
                              f"or {AutoresetMode.NEXT_STEP.value!r}")
         self.batch = YanivBatch(num_envs, players, rules, opponents, episode, round_reward, max_turns, seed,
-                                rule_sets, round_share)
+                                rule_sets, round_share, threads)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.next_step = mode is AutoresetMode.NEXT_STEP
         self._dealt = np.zeros(num_envs, dtype=bool)  # next-step: envs whose returned obs ended an episode
@@ -881,4 +927,4 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         return self._masks.astype(bool)
 
     def close_extras(self, **kwargs: Any) -> None:
-        pass
+        self.batch.close()

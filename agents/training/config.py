@@ -70,6 +70,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "n_epochs": (1, 1000),
     "torch_threads": (1, 1024),
     "rollout_threads": (1, 1024),
+    "env_threads": (1, 256),
     "snapshot_every": (1, MAX_STEPS),
     "towers_from": (0, MAX_STEPS),
     "pool_size": (1, 1000),
@@ -217,6 +218,10 @@ class TrainConfig:
     rollout_threads: int = _f(1, "torch threads for the rollouts' forward passes (one batch of n_envs observations a "
                                  "step): 1 suits a few tables, where extra threads only spin; from about 64 tables "
                                  "up, 2 pay (docs/experiments.md).")
+    env_threads: int = _f(1, "Threads stepping the tables on the compiled core (yaniv_env.vector's threads: each "
+                             "call's games, the bots' moves, observations and masks, split among them): 1 on a few "
+                             "cores, which the update and the rollout's forward pass already take; more on a big "
+                             "machine, where one thread leaves most of them idle.")
     baselines: list[str] = _f(["random", "greedy", "heuristic"], "Baseline bots in the opponent pool.")
     baseline_fraction: float = _f(0.3, "Chance that an opponent seat gets a baseline bot.")
     latest_fraction: float = _f(0.5, "Chance that a snapshot seat gets the newest snapshot rather than an older one.")
@@ -451,6 +456,7 @@ RLLIB_KEYS = {key: "a key of backend rllib" for key in (
 SB3_KEYS = {
     "n_envs": "RLlib's tables are env_runners x envs_per_runner",
     "rollout_threads": "RLlib's env runners set their own threads",
+    "env_threads": "RLlib's env runners set their own threads",
     "learning_rate_schedule": "the RLlib backend trains at a constant learning rate",
     "stakes_skip": "RLlib's network is the plain actor and critic",
     "towers": "RLlib's network is the plain actor and critic",

@@ -213,6 +213,7 @@ class CoreSelfPlayEnv:
             num_envs=config.n_envs, players=config.training_players(step), rules=config.rules, episode=config.episode,
             round_reward=config.round_reward, max_turns=config.max_turns, seed=config.seed * 1000,
             opponents=draw, rule_sets=config.training_rule_sets(step) or None, round_share=config.round_share,
+            threads=config.env_threads,
         )
 
 
@@ -227,8 +228,9 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool, step: int = 0) -> tu
     if not missing:
         core = CoreSelfPlayEnv(config, pool, controllers, step)
         return [core], core.vec_env
-    if config.rule_sets or config.rule_space or config.round_share or config.towers_players:
-        key = next(k for k in ("rule_sets", "rule_space", "round_share", "towers_players") if getattr(config, k))
+    keys = ("rule_sets", "rule_space", "round_share", "towers_players")
+    if any(getattr(config, k) for k in keys) or config.env_threads > 1:
+        key = next((k for k in keys if getattr(config, k)), "env_threads")
         raise ValueError(f"{key}: baseline {missing[0]!r} has no form on the compiled core, and the Python "
                          "engine's tables play rules and episode only")
     from stable_baselines3.common.vec_env import DummyVecEnv

@@ -40,6 +40,10 @@ Kernels:
 * ``observe_games(S, games, seats, out, buf)`` and ``mask_games(S, games, out, buf)``: the
   observation (``yaniv_env.core.observe``) and the action mask of the given seats.
 
+``deal``, ``play``, ``observe_games`` and ``mask_games`` release the GIL (``nogil``): a caller may run them on parts of a batch in threads of
+its own (``yaniv_env.vector``'s ``threads``), each part with its own scratch. A game's row,
+generator and episode are its own, so the parts give the whole call's result, game for game.
+
 Episode end and rewards (``yaniv_env.aec``'s): the episode is one round when the row's
 ``SINGLE_ROUND`` is 1, which each deal sets: always when ``C_ROUND_SHARE`` is ``SHARE_ONE``, never
 when it is 0, and in between with the chance ``C_ROUND_SHARE / SHARE_ONE``, drawn from the game's
@@ -208,7 +212,7 @@ def _seat_and_deal(S, R, G, W, C, g):
     W[g] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def deal(S, R, G, W, P, C, games):
     """A new episode in each game of ``games`` (see the module docstring); -1, or a failed game's k."""
     buf = np.empty(SCRATCH, dtype=np.int64)
@@ -223,7 +227,7 @@ def deal(S, R, G, W, P, C, games):
     return failed
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def play(S, R, G, W, P, C, games, actions):
     """``actions[k]`` for the seat to move in game ``games[k]``, then ``advance``; -1, or a failed k."""
     buf = np.empty(SCRATCH, dtype=np.int64)
@@ -312,14 +316,14 @@ def _advance(S, R, G, W, P, C, g, buf, out):
 # ------------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def observe_games(S, games, seats, out, buf):
     """``out[k]``: the observation of seat ``seats[k]`` in game ``games[k]``."""
     for k in range(games.shape[0]):
         observe(S[games[k]], seats[k], out[k], buf)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def mask_games(S, games, out, buf):
     """``out[k]``: the action mask of the player to move in game ``games[k]`` (zeros once it is over)."""
     for k in range(games.shape[0]):
