@@ -760,7 +760,8 @@ class YanivVecEnv(VecEnv):
         return self.batch.masks.astype(bool)
 
     def close(self) -> None:
-        self.batch.close()
+        if hasattr(self, "batch"):
+            self.batch.close()
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         out = []
@@ -927,4 +928,5 @@ class YanivVectorEnv(gym.vector.VectorEnv):
         return self._masks.astype(bool)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self.batch.close()
+        if hasattr(self, "batch"):  # not when the constructor refused its arguments (__del__ closes)
+            self.batch.close()
