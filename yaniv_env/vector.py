@@ -32,8 +32,9 @@ Reset                  each episode draws its table size from ``players`` and th
 Arguments
 ---------
 ``num_envs``; ``players``: a count 2-8, a range such as ``"2-4"`` or a sequence of counts, drawn
-per episode (``set_players`` changes them for the episodes to come); ``rules``: a preset name, ``yaniv.Rules`` or mapping for all envs, or a list with one
-per env (one hand size for all: one observation size); ``episode`` ("round" or "game");
+per episode (``set_players`` changes them for the episodes to come); ``rules``: a preset name,
+``yaniv.Rules`` or mapping for all envs, or a list with one per env (one hand size for all: one
+observation size); ``episode`` ("round" or "game");
 ``round_reward`` ("points" or "relative"); ``max_turns`` (None, or truncate an episode after that
 many moves of any seat); ``seed`` (None: fresh entropy); ``opponents`` (below); ``rule_sets`` (None,
 or a list of presets, ``Rules`` or mappings: each episode of each env then draws its rules from

@@ -40,9 +40,10 @@ Kernels:
 * ``observe_games(S, games, seats, out, buf)`` and ``mask_games(S, games, out, buf)``: the
   observation (``yaniv_env.core.observe``) and the action mask of the given seats.
 
-``deal``, ``play``, ``observe_games`` and ``mask_games`` release the GIL (``nogil``): a caller may run them on parts of a batch in threads of
-its own (``yaniv_env.vector``'s ``threads``), each part with its own scratch. A game's row,
-generator and episode are its own, so the parts give the whole call's result, game for game.
+``deal``, ``play``, ``observe_games`` and ``mask_games`` release the GIL (``nogil``): a caller may
+run them on parts of a batch in threads of its own (``yaniv_env.vector``'s ``threads``), each part
+with its own scratch. A game's row, generator and episode are its own, so the parts give the
+whole call's result, game for game.
 
 Episode end and rewards (``yaniv_env.aec``'s): the episode is one round when the row's
 ``SINGLE_ROUND`` is 1, which each deal sets: always when ``C_ROUND_SHARE`` is ``SHARE_ONE``, never
