@@ -211,6 +211,29 @@ def test_towers_players_seat_the_tables_from_the_split_on_and_a_resumed_runs_tab
             TrainConfig(**{**keys, **bad})
 
 
+def test_towers_baselines_are_the_pools_opponents_from_the_split_on_and_a_resumed_runs_at_once():
+    from agents.training import self_play_envs
+
+    keys = dict(stakes_skip=True, towers="one_round", rule_space="house", total_timesteps=2000, players="2",
+                baselines=["heuristic"])
+    config = TrainConfig(towers_from=1000, towers_baselines=["greedy", "heuristic:call_risk=1"], **keys)
+    assert config.training_baselines(999) == ["heuristic"]
+    assert config.training_baselines(1000) == ["greedy", "heuristic:call_risk=1"]
+    assert TrainConfig(towers_from=1000, **keys).training_baselines(1000) == ["heuristic"]  # empty: baselines all along
+    for step, baselines in ((0, ["heuristic"]), (1000, ["greedy", "heuristic:call_risk=1"])):
+        pool = OpponentPool(config)
+        _, vec_env = self_play_envs(config, pool, step)  # a run resumed past the split draws the new ones at once
+        assert pool.baselines == baselines
+        rng = np.random.default_rng(0)
+        assert {pool.draw(rng)[1] for _ in range(64)} == set(baselines)
+        vec_env.seed(0)
+        vec_env.reset()  # every table deals, its seats drawn from the pool: each drawn bot has its controller
+    for bad, words in ((dict(towers_baselines=["greedy"]), "towers_baselines.*unless towers_from is set"),
+                       (dict(towers_from=1000, towers_baselines=["nobody"]), "towers_baselines")):
+        with pytest.raises(ValueError, match=words):
+            TrainConfig(**{**keys, **bad})
+
+
 def test_tower_ramps_anneal_the_one_network_by_the_split_then_the_towers_by_the_end(tmp_path):
     from sb3_contrib import MaskablePPO
 
@@ -301,10 +324,11 @@ def test_a_run_splits_into_towers_at_towers_from_and_a_trained_run_on_resume(tmp
     keys = [*TINY, "stakes_skip=true", "rule_space=house", "imitation_samples=0", "total_timesteps=1536",
             "pool_size=8", "final_policy=last"]
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=late", *keys,
-                 "towers=one_round", "towers_from=600", "one_round_share=0.5", "towers_players=2")
+                 "towers=one_round", "towers_from=600", "one_round_share=0.5", "towers_players=2",
+                 "towers_baselines=[greedy]")
     assert done.returncode == 0, done.stderr
     run = tmp_path / "late"
-    assert "the network split into two towers (one_round); the tables seat 2 from here" in done.stdout
+    assert "the network split into two towers (one_round); the tables seat 2, against greedy from here" in done.stdout
     assert json.loads((run / "state.json").read_text())["towers_split_at"] == 1024  # the first rollout end past 600
     routes = {p.name: NumpyPolicy.load(p).route_feature for p in (run / "pool").glob("*.npz")}
     assert routes == {f"snapshot_{step:09d}.npz": None if step <= 1024 else "one_round"  # 1,024: before the split

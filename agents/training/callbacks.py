@@ -152,22 +152,25 @@ class SelfPlayCallback(BaseCallback):
 
     def _split_if_due(self) -> None:
         """From ``towers_from`` on, the model has its towers (``split_towers``) and the tables draw
-        the rule sets and table sizes of that step (``one_round_share``, ``towers_players``); the
-        rollout under way finishes on the games it was dealt."""
+        the rule sets, table sizes and baselines of that step (``one_round_share``,
+        ``towers_players``, ``towers_baselines``); the rollout under way finishes on the games it
+        was dealt."""
         from agents.training.model import has_towers, split_towers
 
         c = self.config
         if not c.towers or self.num_timesteps < c.towers_from or has_towers(self.model):
             return
         split_towers(self.model, c.towers)
+        self.pool.set_step(self.num_timesteps)
         for env in self.envs:
             if hasattr(env, "vec_env"):  # the compiled core's tables; rule sets need them (config checks)
                 env.vec_env.set_rule_sets(c.training_rule_sets(self.num_timesteps) or None)
                 env.vec_env.set_players(c.training_players(self.num_timesteps))
         self.state["towers_split_at"] = self.num_timesteps
         self.logger.record("selfplay/towers_split_at", self.num_timesteps)
+        opponents = f", against {', '.join(self.pool.baselines)}" if c.towers_baselines else ""
         print(f"step {self.num_timesteps:,}: the network split into two towers ({c.towers}); the tables seat "
-              f"{c.training_players(self.num_timesteps)} from here", flush=True)
+              f"{c.training_players(self.num_timesteps)}{opponents} from here", flush=True)
 
     def _due(self, key: str, every: int) -> bool:
         """Whether ``state[key]`` (a next_* step) has come; if so it moves to the first multiple of

@@ -11,9 +11,8 @@ is coerced to its field's type and checked when the config is built: a bad key o
 shown by ``--help``): a typo such as ``n_envs=100000`` or ``seed=-1`` is refused, not run. YAML
 files (a config, a run's config.yaml) are read by ``read_yaml_mapping``: at most
 ``MAX_YAML_BYTES``, a mapping, and a named error for bad YAML or nesting too deep to parse.
-Agent specs (``imitation_bot``,
-``baselines``, ``eval_opponents``) are checked by ``agents.registry.check_spec``, so any registered
-bot can be named.
+Agent specs (``imitation_bot``, ``baselines``, ``towers_baselines``, ``eval_opponents``) are
+checked by ``agents.registry.check_spec``, so any registered bot can be named.
 
 Each field carries its doc and, when a resumed run cannot honour a change of it, why
 (``FIXED_ON_RESUME``): SB3 saves its hyperparameters with the model and ``MaskablePPO.load``
@@ -212,6 +211,8 @@ class TrainConfig:
                              "may be set or changed, which splits a trained one-network run.", fixed=NETWORK)
     towers_players: str = _f("", "With towers_from: seats per table from the split on, as players (2: the towers' "
                                  "stage plays heads-up); empty: players all along.")
+    towers_baselines: list[str] = _f([], "With towers_from: the baseline bots in the opponent pool from the split on "
+                                         "(the towers' stage meets other opponents); empty: baselines all along.")
     activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update. Use 1 when other jobs share the cores: spinning "
                                "threads slow both (docs/experiments.md).")
@@ -361,10 +362,12 @@ class TrainConfig:
                  "empty, a count 2..8 or a range such as 2-4")
             need(bool(self.towers_from), "towers_players", "empty unless towers_from is set (the step it applies from)")
         need(bool(self.baselines) or self.baseline_fraction == 0, "baselines", "at least one bot when baseline_fraction > 0")
+        need(not self.towers_baselines or bool(self.towers_from), "towers_baselines",
+             "empty unless towers_from is set (the step it applies from)")
         from agents.registry import check_spec
 
         for key, specs in (("imitation_bot", [self.imitation_bot]), ("baselines", self.baselines),
-                           ("eval_opponents", self.eval_opponents)):
+                           ("towers_baselines", self.towers_baselines), ("eval_opponents", self.eval_opponents)):
             for spec in specs:
                 try:
                     check_spec(spec)
@@ -408,6 +411,11 @@ class TrainConfig:
         """The table sizes the learner's tables draw from at ``step``: ``towers_players`` from
         ``towers_from`` on where it is set, else ``players``."""
         return self.towers_players if self.towers_players and step >= self.towers_from else self.players
+
+    def training_baselines(self, step: int = 0) -> list[str]:
+        """The baseline bots the opponent pool draws at ``step``: ``towers_baselines`` from
+        ``towers_from`` on where it is set, else ``baselines``."""
+        return self.towers_baselines if self.towers_baselines and step >= self.towers_from else self.baselines
 
     def training_rule_sets(self, step: int = 0) -> list[Rules]:
         """The rule sets the training games draw from at ``step``, one per game: ``rule_sets`` parsed,
@@ -462,6 +470,7 @@ SB3_KEYS = {
     "towers": "RLlib's network is the plain actor and critic",
     "towers_from": "RLlib's network is the plain actor and critic",
     "towers_players": "RLlib's network is the plain actor and critic",
+    "towers_baselines": "RLlib's network is the plain actor and critic",
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,

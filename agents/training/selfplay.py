@@ -9,7 +9,8 @@ Each episode (a round, or a game with ``episode: game``) a ``SelfPlayEnv`` draws
 (``yaniv_env.gym_env.YanivGymEnv``) and gives every other seat an opponent drawn from the pool,
 independently:
 
-* with probability ``baseline_fraction``: a baseline bot, uniformly among ``baselines``;
+* with probability ``baseline_fraction``: a baseline bot, uniformly among ``baselines`` (from a
+  network's split into towers on, ``towers_baselines`` where set);
 * otherwise, with probability ``latest_fraction``: the newest frozen snapshot of the learner;
 * otherwise: a snapshot drawn uniformly among the older ones.
 
@@ -57,6 +58,11 @@ class OpponentPool:
         self.config = config
         self.baselines = list(config.baselines)
         self.snapshots: list[tuple[int, NumpyPolicy]] = []  # (step, policy), oldest first
+
+    def set_step(self, step: int) -> None:
+        """Draw the baselines of the run at ``step`` (``TrainConfig.training_baselines``: a
+        towers' stage may meet other opponents)."""
+        self.baselines = list(self.config.training_baselines(step))
 
     @staticmethod
     def file_name(step: int) -> str:
@@ -182,9 +188,10 @@ def core_controller(spec: str) -> Any | None:
 
 
 def compiled_baselines(config: TrainConfig) -> dict[str, Any]:
-    """Each baseline of ``config`` and what plays it on the compiled core (``core_controller``; None
-    for one with no form there, whose presence keeps the tables on the Python engine)."""
-    return {spec: core_controller(spec) for spec in config.baselines}
+    """Each baseline of ``config`` (the towers' stage's too) and what plays it on the compiled core
+    (``core_controller``; None for one with no form there, whose presence keeps the tables on the
+    Python engine)."""
+    return {spec: core_controller(spec) for spec in dict.fromkeys(config.baselines + config.towers_baselines)}
 
 
 class CoreSelfPlayEnv:
@@ -222,13 +229,14 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool, step: int = 0) -> tu
     them (not yet seeded: the caller seeds it): on the compiled core when every baseline has a
     compiled form (``CoreSelfPlayEnv``), else ``SelfPlayEnv``s in a DummyVecEnv. Each item of the
     list has a ``clock`` of the seconds spent choosing opponent moves. ``step``: the run's step, which
-    picks the rule sets (``TrainConfig.training_rule_sets``)."""
+    picks the rule sets, the table sizes and the pool's baselines (``TrainConfig.training_*``)."""
+    pool.set_step(step)
     controllers = compiled_baselines(config)
     missing = [spec for spec, c in controllers.items() if c is None]
     if not missing:
         core = CoreSelfPlayEnv(config, pool, controllers, step)
         return [core], core.vec_env
-    keys = ("rule_sets", "rule_space", "round_share", "towers_players")
+    keys = ("rule_sets", "rule_space", "round_share", "towers_players", "towers_baselines")
     if any(getattr(config, k) for k in keys) or config.env_threads > 1:
         key = next((k for k in keys if getattr(config, k)), "env_threads")
         raise ValueError(f"{key}: baseline {missing[0]!r} has no form on the compiled core, and the Python "
