@@ -1,6 +1,7 @@
 """Every strength figure of the learning issue (docs/experiments.md), for one bot, in one run.
 
-    python benchmarks/strength.py [--bot default] [--quick | --scale K] [--only teacher,search,...] [--workers N]
+    python benchmarks/strength.py [--bot default] [--quick | --scale K] [--only teacher,search,...]
+                                  [--workers N]
 
 Each check is a tournament (``agents.tournament``: duplicate deals, seats rotated, Wilson 95%
 intervals; full games unless it says rounds; ``--max-turns`` caps a round, 500 by default as in
