@@ -4,22 +4,28 @@ Its parts that use no randomness must give the reference's results exactly: the 
 (``relief``, ``combines``), the rollout policy's moves (``RolloutPolicy.move``) and the candidates
 (``SearchAgent.candidates``). Its samples must keep everything the seat's view shows (own hand,
 pile, known cards, hand sizes, each hidden card's epoch, deck size; every card exactly once), and
-follow ``informed_sample``'s distribution. The search must be deterministic given its seed, play
-legal moves only, answer a slamdown, and finish a match. Its strength against the heuristic, and
+follow ``informed_sample``'s distribution. In a game of one round a rollout scores the seat's
+placing, the same on both sides and the game's rank reward where the round is over. The search
+must be deterministic given its seed, play legal moves only, answer a slamdown, and finish a match. Its strength against the heuristic, and
 the Python search's on the same deals: ``benchmarks/search_strength.py``.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 from agents.baselines.heuristic import HeuristicAgent
 from agents.baselines.heuristic import relief as reference_relief
-from agents.baselines.search import RolloutPolicy, SearchAgent, _combines, informed_sample
+from agents.baselines.search import RolloutPolicy, SearchAgent, _combines, informed_sample, placing
 from core_support import RULE_SETS, positions, tables
 from yaniv.cards import parse_cards
 from yaniv.game import Game
+from yaniv.ranking import final_ranks, standing_keys
+from yaniv_env.aec import ranks_rewards
+from yaniv_env.core import batch as BT
 from yaniv_env.core import bots as B
 from yaniv_env.core import engine as E
 from yaniv_env.core import layout as L
@@ -206,6 +212,82 @@ def test_samples_follow_the_reference_distribution():
         assert np.abs(ours - theirs).max() / count < 0.06
         uniform = [S.sample_view(row, seat, r, 1.0, 3)[L.TOTAL + other] for _ in range(count)]
         assert np.mean(uniform) > np.mean(our_totals) + 4 * noise, "the informed deal gives opponents lower hands"
+
+
+# ------------------------------------------------------------------------------------------------
+# The score of a game of one round: the placing
+# ------------------------------------------------------------------------------------------------
+
+PLACINGS = [
+    # (why, keys by seat (lower ahead), seat, its placing)
+    ("heads-up, ahead", [(0, 3), (1, 9)], 0, 1.0),
+    ("heads-up, behind", [(0, 3), (1, 9)], 1, -1.0),
+    ("heads-up, level", [(5,), (5,)], 1, 0.0),
+    ("three seats, second", [(4,), (2,), (9,)], 0, 0.0),
+    ("three seats, last", [(4,), (2,), (9,)], 2, -1.0),
+    ("three seats, two tied first share 1 and 0", [(2,), (2,), (9,)], 1, 0.5),
+    ("four seats, two tied second share 1/3 and -1/3", [(1,), (6,), (6,), (8,)], 2, 0.0),
+    ("four seats, all tied", [(0,)] * 4, 3, 0.0),
+]
+
+
+@pytest.mark.parametrize("why, keys, seat, value", PLACINGS, ids=[c[0] for c in PLACINGS])
+def test_placing_scenarios(why, keys, seat, value):
+    assert placing(keys, seat) == pytest.approx(value)
+
+
+def _one_round_positions(players: int, games: int, seed: int) -> list[Game]:
+    """Every position of ``games`` games of one round (no jokers, Yaniv at 7, +30) played by the
+    heuristic, each game's finished position last."""
+    rules = RULE_SETS["default"].replace(jokers=0, yaniv_threshold=7, game_end="one_round")
+    agent = HeuristicAgent()
+    out = []
+    for i in range(games):
+        game = Game(players, rules, seed=seed + i)
+        out.append(game.copy())
+        while not game.is_over:
+            game.apply(agent.act(game.view(game.current)))
+            out.append(game.copy())
+    return out
+
+
+def test_placings_are_the_reference_ones_and_the_rank_reward():
+    """The compiled ``placing`` of every seat is the reference's: by the totals as they lie during
+    the round, and, once it is over, by the final ranking, which is then the game's rank reward
+    (``yaniv_env.aec.rank_rewards``) and ``batch.rank_reward``."""
+    finished = 0
+    for players in (2, 3, 5):
+        for game in _one_round_positions(players, 12, seed=40 + players):
+            row = L.from_game(game)
+            over = game.is_over
+            keys = standing_keys(game) if over else [(total,) for total in game.totals]
+            rewards = ranks_rewards(final_ranks(game)) if over else None
+            for seat in range(players):
+                expected = placing(keys, seat)
+                assert S.placing(row, seat, over) == pytest.approx(expected), (players, seat, game)
+                if over:
+                    assert expected == pytest.approx(rewards[seat])
+                    assert BT.rank_reward(row, seat) == pytest.approx(expected)
+            finished += over
+    assert finished == 36
+
+
+def test_the_reference_scores_a_game_of_one_round_by_its_placing():
+    """The same heads-up positions, each candidate on the same samples: as a game of one round,
+    mean placings (within [-1, 1], not all level); as a round of a longer game, points (some mean
+    beyond 1)."""
+    spread, largest = 0.0, 0.0
+    for game in _one_round_positions(2, 3, seed=7)[:-1:3]:
+        view = game.view(game.current)
+        cands = SearchAgent(seed=0).candidates(view)[:3]
+        if game.is_over or len(cands) < 2:
+            continue
+        one_round = SearchAgent(seed=1, budget=16).evaluate(view, cands, samples=8)
+        assert all(-1.0 <= v <= 1.0 for v in one_round)
+        spread = max(spread, max(one_round) - min(one_round))
+        longer = dataclasses.replace(view, rules=view.rules.replace(game_end="elimination"))
+        largest = max(largest, *(abs(v) for v in SearchAgent(seed=1, budget=16).evaluate(longer, cands, samples=8)))
+    assert spread > 0 and largest > 1
 
 
 # ------------------------------------------------------------------------------------------------

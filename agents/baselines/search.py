@@ -27,7 +27,13 @@ the heuristic's rules of thumb. For each decision:
 4. **Score.** A rollout scores the round for this player: the points the others took (their mean)
    minus its own, measured on the cumulative scores after the round, so a total landing on a
    halving value counts as the drop it is, plus ``ELIMINATION`` per opponent knocked out and minus
-   it if this player is. A Yaniv call is scored by the sampled showdown itself.
+   it if this player is. A Yaniv call is scored by the sampled showdown itself. In a game of one
+   round (``game_end="one_round"``) the round is the game and its placing is what counts: the
+   rollout scores this player's place as the game's rank reward does (``placing``: 1 first, -1
+   last, tied seats sharing), an unfinished rollout by the hands as they lie (lower total ahead).
+   Why: scored by points, the search plays one-round games for the points they would move and
+   wins fewer of them than the network bot does (51% of the no-jokers games against the heuristic,
+   56% aimed at the placing; docs/experiments.md, 2026-12-04).
 5. **Choice.** Stage 1 plays every candidate on the same ``budget / (2 k)`` samples. If the best
    alternative beats the heuristic's own choice on average, stage 2 spends the rest of the budget
    on those two alone, again paired. The alternative is played only if its mean advantage exceeds
@@ -53,6 +59,7 @@ from yaniv import DECK, POINTS, RANK, SUIT, YANIV, Game, Move, PlayerView
 from yaniv.cards import NUM_STANDARD, sort_hand
 from yaniv.game import DISCARD, OVER, PLAY, SLAM, SLAMDOWN, SLAMDOWN_PHASE, last_discards
 from yaniv.odds import KEPT_VALUE_WEIGHT, MAX_TOTAL, at_most_table, value_counts
+from yaniv.ranking import standing_keys
 from yaniv.rules import Rules
 
 from agents.base import SeededAgent
@@ -499,6 +506,9 @@ class SearchAgent(SeededAgent):
                 break
             move = policy.move(g)
         me = view.player
+        if view.rules.one_round:
+            keys = standing_keys(g) if g.results else [(total,) for total in g.totals]
+            return placing(keys, me)
         before = view.scores
         if g.results:
             r = g.results[-1]
@@ -516,4 +526,13 @@ class SearchAgent(SeededAgent):
         return score
 
 
-__all__ = ["DEFAULT_BUDGET", "RolloutPolicy", "SearchAgent", "informed_sample"]
+def placing(keys: list[tuple[int, ...]], seat: int) -> float:
+    """``seat``'s rank reward among seats ordered by ``keys`` (lower first): rank r of n gets
+    1 - 2 r / (n - 1), tied seats the mean of their ranks' values (``yaniv_env.aec.rank_rewards``)."""
+    n = len(keys)
+    ahead = sum(key < keys[seat] for key in keys)
+    tied = sum(key == keys[seat] for key in keys)
+    return 1.0 - 2.0 * (ahead + (tied - 1) / 2.0) / (n - 1)
+
+
+__all__ = ["DEFAULT_BUDGET", "RolloutPolicy", "SearchAgent", "informed_sample", "placing"]

@@ -36,7 +36,9 @@ For each decision:
    reference's ``RolloutPolicy``) until the round ends or ``rollout_turns`` turns pass, each seat
    drawing from its own stream of the sampled deck (``_streams``, ``_arrange``).
 4. **Score**: the points the others took (their mean) minus its own on the cumulative scores,
-   ``ELIMINATION`` per seat knocked out; an unfinished rollout scores the hands as they lie.
+   ``ELIMINATION`` per seat knocked out; an unfinished rollout scores the hands as they lie. In a
+   game of one round, the seat's placing (``placing``: ``batch.rank_reward`` of the finished
+   sample, or by the totals as they lie), as the reference.
 5. **Choice** (``choose``): stage 1 plays every candidate on the same ``budget // (2 k)`` samples;
    if the best alternative's mean beats the heuristic's choice, stage 2 spends the rest of the
    budget on the two, paired, and the alternative is played only if its mean advantage exceeds
@@ -82,6 +84,7 @@ from numba import njit
 
 from yaniv.cards import NUM_CARDS
 from yaniv.odds import KEPT_VALUE_WEIGHT, MAX_TOTAL, at_most_table, value_counts
+from yaniv_env.core.batch import ONE_ROUND, rank_reward
 from yaniv_env.core.bots import ACTION_ROOM, SCRATCH, heuristic_rank, heuristic_should_call, heuristic_slamdown
 from yaniv_env.core.engine import (
     NUM_STANDARD, action_ids, apply_action, below, insert_card, legal_discards, may_call, next_u64, slamdown_extends,
@@ -91,8 +94,8 @@ from yaniv_env.core.layout import (
     ALIVE, CARD_POINTS, CARD_RANK, CARD_SUIT, CURRENT, DEAD, DECK, DECK_LEN, DRAWABLE, DRAWABLE_LEN, EPOCH,
     FIRST_DISCARDER, GROUP_ROOM, HAND, HAND_LEN, HAND_ROOM, KNOWN, LAST_CARDS, LAST_DREW, LAST_HIGH, LAST_LEN,
     MAX_DISCARDS, MAX_SEATS, PENDING, PHASE, PHASE_OVER, PHASE_PLAY, PHASE_SLAMDOWN, PLAYERS, POOLS, R_ASSAF_EQUAL,
-    R_HAND_SIZE, R_JOKERS, R_JOKERS_IN_SETS, R_MAX_SET, R_MIN_SET_JOKERS, RES_ELIMINATED, SCORE, SINGLE_ROUND, TOP,
-    TOP_LEN, TOTAL, TURN, WIDTH,
+    R_GAME_END, R_HAND_SIZE, R_JOKERS, R_JOKERS_IN_SETS, R_MAX_SET, R_MIN_SET_JOKERS, RES_ELIMINATED, SCORE,
+    SINGLE_ROUND, TOP, TOP_LEN, TOTAL, TURN, WIDTH,
 )
 
 DEFAULT_BUDGET: Final = 128
@@ -715,6 +718,8 @@ def _playout(s, seat, sample, seed, first, params, values, streams, lengths, scr
             break
         move = rollout_move(g, params, values, discards)
     over = g[PHASE] == PHASE_OVER
+    if s[R_GAME_END] == ONE_ROUND:
+        return placing(g, seat, over)
     eliminated = g[RES_ELIMINATED] if over else 0
     mine = 0.0
     theirs = 0.0
@@ -740,6 +745,23 @@ def _playout(s, seat, sample, seed, first, params, values, streams, lengths, scr
             score -= ELIMINATION
         score += ELIMINATION * knocked / others
     return score
+
+
+@njit(cache=True)
+def placing(g, seat, over):
+    """``seat``'s rank reward in the played-out row ``g`` of a game of one round: the game's
+    (``batch.rank_reward``) when ``over``, else by the hands' totals as they lie (the reference's
+    ``placing``)."""
+    if over:
+        return rank_reward(g, seat)
+    ahead = 0
+    tied = 0
+    for q in range(g[PLAYERS]):
+        if g[TOTAL + q] < g[TOTAL + seat]:
+            ahead += 1
+        elif g[TOTAL + q] == g[TOTAL + seat]:
+            tied += 1  # seat itself included
+    return 1.0 - 2.0 * (ahead + (tied - 1) / 2.0) / (g[PLAYERS] - 1)
 
 
 @njit(cache=True)
