@@ -32,8 +32,8 @@ the heuristic's rules of thumb. For each decision:
    rollout scores this player's place as the game's rank reward does (``placing``: 1 first, -1
    last, tied seats sharing), an unfinished rollout by the hands as they lie (lower total ahead).
    Why: scored by points, the search plays one-round games for the points they would move and
-   wins fewer of them than the network bot does (51% of the no-jokers games against the heuristic,
-   56% aimed at the placing; docs/experiments.md, 2026-12-04).
+   wins fewer of them than the network bot does (the compiled search: 50.9% of 4,000 no-jokers
+   games against the heuristic, 54.5% aimed at the placing; docs/experiments.md, 2026-12-04).
 5. **Choice.** Stage 1 plays every candidate on the same ``budget / (2 k)`` samples. If the best
    alternative beats the heuristic's own choice on average, stage 2 spends the rest of the budget
    on those two alone, again paired. The alternative is played only if its mean advantage exceeds

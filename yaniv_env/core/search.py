@@ -54,6 +54,7 @@ Kernels (``@njit(cache=True)``; ``s`` a row, ``r`` a generator):
                                                            tests and one-off use; the search prepares the
                                                            view once (``prepare_view``) and draws many
                                                            (``draw_sample``, ``informed``)
+``placing(g, seat, over) -> float``                        step 4's score in a game of one round
 ``rollout_move(s, params, values, discards) -> int``       the rollout policy's move (``values``:
                                                            ``deck_values(s, params)``)
 ``relief(s, mask, g1, gm)``, ``combines(card, mask)``      the heuristic's ``relief`` and the reference's
