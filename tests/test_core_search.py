@@ -6,8 +6,9 @@ Its parts that use no randomness must give the reference's results exactly: the 
 pile, known cards, hand sizes, each hidden card's epoch, deck size; every card exactly once), and
 follow ``informed_sample``'s distribution. In a game of one round a rollout scores the seat's
 placing, the same on both sides and the game's rank reward where the round is over. The search
-must be deterministic given its seed, play legal moves only, answer a slamdown, and finish a match. Its strength against the heuristic, and
-the Python search's on the same deals: ``benchmarks/search_strength.py``.
+must be deterministic given its seed, play legal moves only, answer a slamdown, and finish a
+match. Its strength against the heuristic, and the Python search's on the same deals:
+``benchmarks/search_strength.py``.
 """
 
 from __future__ import annotations
@@ -237,9 +238,9 @@ def test_placing_scenarios(why, keys, seat, value):
 
 
 def _one_round_positions(players: int, games: int, seed: int) -> list[Game]:
-    """Every position of ``games`` games of one round (no jokers, Yaniv at 7, +30) played by the
-    heuristic, each game's finished position last."""
-    rules = RULE_SETS["default"].replace(jokers=0, yaniv_threshold=7, game_end="one_round")
+    """Every position of ``games`` games of one round without jokers played by the heuristic, each
+    game's finished position last."""
+    rules = RULE_SETS["default"].replace(jokers=0, game_end="one_round")
     agent = HeuristicAgent()
     out = []
     for i in range(games):
@@ -288,6 +289,30 @@ def test_the_reference_scores_a_game_of_one_round_by_its_placing():
         longer = dataclasses.replace(view, rules=view.rules.replace(game_end="elimination"))
         largest = max(largest, *(abs(v) for v in SearchAgent(seed=1, budget=16).evaluate(longer, cands, samples=8)))
     assert spread > 0 and largest > 1
+
+
+def test_the_compiled_playouts_score_a_game_of_one_round_by_its_placing():
+    """The compiled rollouts of the same positions and moves: placings in a game of one round
+    (heads-up: -1, 0 or 1), points when the same row is a round of a longer game."""
+    params = S.search_params()
+    streams, lengths = np.empty((L.MAX_SEATS, L.NUM_CARDS), dtype=np.int64), np.zeros(L.MAX_SEATS, dtype=np.int64)
+    out, buf = np.empty(1024, dtype=np.int64), np.empty(L.MAX_DISCARDS, dtype=np.int64)
+    one_round, longer = set(), set()
+    for game in _one_round_positions(2, 4, seed=3)[:-1]:
+        if game.is_over:
+            continue
+        row = L.from_game(game)
+        values = S.deck_values(row, params)
+        S._streams(row, streams, lengths)
+        for action in out[: E.legal_actions(row, out, buf)][:4]:
+            one_round.add(S._playout(row, row[L.CURRENT], row, 5, action, params, values, streams, lengths,
+                                     S._scratch()))
+            as_round = row.copy()
+            as_round[L.R_GAME_END] = 0  # elimination
+            longer.add(S._playout(as_round, row[L.CURRENT], as_round, 5, action, params, values, streams, lengths,
+                                  S._scratch()))
+    assert one_round <= {-1.0, 0.0, 1.0} and len(one_round) >= 2
+    assert max(abs(v) for v in longer) > 1
 
 
 # ------------------------------------------------------------------------------------------------
