@@ -61,7 +61,6 @@ from yaniv.game import DISCARD, OVER, PLAY, SLAM, SLAMDOWN, SLAMDOWN_PHASE, last
 from yaniv.odds import KEPT_VALUE_WEIGHT, MAX_TOTAL, at_most_table, value_counts
 from yaniv.ranking import standing_keys
 from yaniv.rules import Rules
-from yaniv_env.aec import ranks_rewards
 
 from agents.base import SeededAgent
 from agents.baselines.heuristic import HeuristicAgent, relief
@@ -528,9 +527,12 @@ class SearchAgent(SeededAgent):
 
 
 def placing(keys: list[tuple[int, ...]], seat: int) -> float:
-    """``seat``'s rank reward (``yaniv_env.aec.ranks_rewards``) among seats ordered by ``keys``
-    (lower first; equal keys tie)."""
-    return ranks_rewards([sum(other < key for other in keys) for key in keys])[seat]
+    """``seat``'s rank reward among seats ordered by ``keys`` (lower first): rank r of n gets
+    1 - 2 r / (n - 1), tied seats the mean of their ranks' values (``yaniv_env.aec.rank_rewards``)."""
+    n = len(keys)
+    ahead = sum(key < keys[seat] for key in keys)
+    tied = sum(key == keys[seat] for key in keys)
+    return 1.0 - 2.0 * (ahead + (tied - 1) / 2.0) / (n - 1)
 
 
 __all__ = ["DEFAULT_BUDGET", "RolloutPolicy", "SearchAgent", "informed_sample", "placing"]
