@@ -4,8 +4,7 @@ the skip on the discard-and-draw logits, for training.
 ``StakesSkipPolicy`` is the ``policy`` a training run with ``stakes_skip: true`` hands to
 MaskablePPO (``agents.training``). Its MLP extractor (``StakesLatent``) passes the skip's
 observation entries along with the actor's latent; the policy adds ``SKIP_SCALE`` times the learned
-weights times those entries to the discard-and-draw logits (on the distribution of
-``agents.policies.masked_torch``). ``skip_arrays()`` gives what the numpy
+weights times those entries to the discard-and-draw logits. ``skip_arrays()`` gives what the numpy
 and ONNX exports need, the scale folded into the weights, so that every form of the policy picks
 the same moves.
 """
@@ -14,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-from agents.policies.masked_torch import MaskedMlpPolicy
 from agents.policies.stakes import SKIP_SCALE, skip_index
 
 
@@ -43,7 +42,7 @@ class StakesLatent(torch.nn.Module):
         return self.inner.forward_critic(features)
 
 
-class StakesSkipPolicy(MaskedMlpPolicy):
+class StakesSkipPolicy(MaskableActorCriticPolicy):
     """MaskablePPO's MLP policy plus the stakes skip on the discard-and-draw logits."""
 
     def _build_mlp_extractor(self) -> None:

@@ -3,12 +3,11 @@
     model = new_model(config, vec_env, tensorboard_log="runs/NAME/tb")
     model = load_model(Path("runs/NAME/checkpoints/latest.zip"))
 
-The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers), in
-``agents.policies.masked_torch.MaskedMlpPolicy`` (sb3-contrib's MLP policy with a cheaper masked
-distribution); with ``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``,
-and with ``towers`` too ``agents.policies.towers_torch.TowerSkipPolicy`` (actor and critic doubled,
-routed by a rule), from the first step, or from ``towers_from`` on, where ``split_towers`` turns
-the model's one network into both towers (each a copy of it; the callback calls it). With
+The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers); with
+``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``, and with ``towers`` too
+``agents.policies.towers_torch.TowerSkipPolicy`` (actor and critic doubled, routed by a rule), from
+the first step, or from ``towers_from`` on, where ``split_towers`` turns the model's one network
+into both towers (each a copy of it; the callback calls it). With
 ``learning_rate_schedule: linear`` the rate falls from ``learning_rate`` to zero at
 ``total_timesteps`` (SB3 reads it off the steps left after each rollout, resumed runs included);
 with ``towers_learning_rate`` too it is two ramps (``TowerRamps``): to zero at ``towers_from``, so
@@ -35,9 +34,7 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
         "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
     }
-    from agents.policies.masked_torch import MaskedMlpPolicy
-
-    policy: Any = MaskedMlpPolicy
+    policy: Any = "MlpPolicy"
     if config.towers and not config.towers_from:
         from agents.policies.towers_torch import TowerSkipPolicy
 
