@@ -1,0 +1,344 @@
+"""What more observed information is worth to PPO on heads-up single rounds against the heuristic.
+
+A diagnostic, not a recipe: PPO on heads-up rounds against the heuristic ends near the search's
+margin (about +1.2 points a round), whatever its mix, width, passes or samples, while the learning
+issue asks +1.5 (docs/experiments.md, 2026-12-03 and 2026-12-05). Is the observation the limit, or
+the learner? Each *arm* appends features to the observation and trains the same way from the same
+start:
+
+* ``zeros``: as many entries, always 0 (the control: the same network, the same samples);
+* ``hand``: the opponent's hand, one entry per card (it cheats: the ceiling perfect inference gives);
+* ``total``: the opponent's hand total alone, as entries ``total <= t`` for t = 0..53 (it cheats too:
+  how much of the hand's worth is its points);
+* ``thrown``: the round's history, per card whether the opponent threw it this round and whether the
+  learner did (the observation holds only each seat's last discard and the dead cards);
+* ``memory``: ``thrown``, plus what the opponent passed up (per card, whether the learner threw it
+  and the opponent drew something else) and how often it drew from the deck this round (entries
+  ``draws > k``, k = 0..9): what a memory of the round's public moves adds;
+* ``belief``: the opponent's total as a fitted belief predicts it from what the learner may see (the
+  observation and ``memory``'s entries): ``P(total <= t)``, t = 0..53, where the belief is an MLP fitted
+  by cross-entropy on the true totals of positions played by the start (``--fit-belief``). No
+  cheating at play; the hidden totals only label its training data, as a critic's returns do.
+
+The start is a run's checkpoint (``--start runs/NAME/checkpoints/latest.zip``; with towers, tower 0,
+the one for whole games, is taken): its actor and critic, the first layers widened by columns of
+zeros, so every arm starts from the same play. Then ``--steps`` of MaskablePPO (the default
+config's hyperparameters, the rate falling linearly from ``--lr`` to zero) on 128 tables of heads-up
+rounds under the default rules, paid by the relative points, against ``heuristic``; then the margin
+(the heuristic's points minus the learner's, a round) over ``--eval-rounds`` rounds on fresh seeds,
+the learner's best action (as the tournament plays a bot), with a normal 95% interval.
+
+    python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --save zeros.zip
+    python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --steps 0  # the start
+    python benchmarks/information_value.py --start zeros.zip --arm zeros --steps 0   # a saved arm, measured again
+    python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --fit-belief belief.npz
+    python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm belief --belief belief.npz
+
+Besides the margin, the line gives where it comes from: the share of rounds the learner calls and is
+Assafed calling, the heuristic's two, and the mean turns a round. The same seed gives the same
+figures for a saved model (the evaluation's deals and moves are fixed); training runs on torch's
+default threads, so two runs of an arm agree only as far as torch allows.
+
+The checkpoint is an SB3 pickle: pass only a run of your own. Prints one line of figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from yaniv.cards import NUM_CARDS  # noqa: E402
+from yaniv_env.core import batch as B  # noqa: E402
+from yaniv_env.core import layout as L  # noqa: E402
+
+EXTRA = {"zeros": NUM_CARDS, "hand": NUM_CARDS, "total": NUM_CARDS, "thrown": 2 * NUM_CARDS,
+         "memory": 3 * NUM_CARDS + 10, "belief": NUM_CARDS}
+
+
+def extra_features(arm: str, rows: np.ndarray, seats: np.ndarray, memory: tuple | None = None) -> np.ndarray:
+    """(len(rows), EXTRA[arm]) float32: the arm's features of each row for the learner at ``seats``
+    (``memory``: the ``memory`` arm's (passed, deck draws) per row)."""
+    out = np.zeros((len(rows), EXTRA[arm]), dtype=np.float32)
+    if arm == "zeros" or not len(rows):
+        return out
+    other = 1 - seats  # heads-up
+    if arm == "hand":
+        for k in range(len(rows)):
+            at = L.HAND + other[k] * L.HAND_ROOM
+            out[k, rows[k, at : at + rows[k, L.HAND_LEN + other[k]]]] = 1.0
+        return out
+    if arm == "total":
+        totals = rows[np.arange(len(rows)), L.TOTAL + other]
+        out[:] = totals[:, None] <= np.arange(NUM_CARDS)[None, :]
+        return out
+    thrown = rows[:, L.THROWN : L.THROWN + NUM_CARDS]
+    out[:, :NUM_CARDS] = (thrown >> other[:, None]) & 1
+    out[:, NUM_CARDS : 2 * NUM_CARDS] = (thrown >> seats[:, None]) & 1
+    if arm == "memory":
+        passed, draws = memory
+        out[:, 2 * NUM_CARDS : 3 * NUM_CARDS] = passed
+        out[:, 3 * NUM_CARDS :] = draws[:, None] > np.arange(10)[None, :]
+    return out
+
+
+def remember(rows: np.ndarray, seats: np.ndarray, passed: np.ndarray, draws: np.ndarray) -> None:
+    """At each learner's decision of the play phase, the opponent's turn since its last one: the
+    cards of the learner's last discard it did not draw are passed up, and a deck draw counts."""
+    for k in range(len(rows)):
+        s, me = rows[k], seats[k]
+        other = 1 - me
+        if s[L.PHASE] != L.PHASE_PLAY or s[L.LAST_HIGH + other] < 0 or s[L.LAST_LEN + me] == 0:
+            continue
+        drew = s[L.LAST_DREW + other]
+        for c in s[L.LAST_CARDS + me * L.GROUP_ROOM : L.LAST_CARDS + me * L.GROUP_ROOM + s[L.LAST_LEN + me]]:
+            if c != drew:
+                passed[k, c] = 1
+        if drew == L.DECK_SOURCE:
+            draws[k] += 1
+
+
+class Belief:
+    """The fitted belief in numpy: ``cumulative(x)`` is ``P(total <= t)`` per row, t = 0..53."""
+
+    def __init__(self, path: Path) -> None:
+        with np.load(path, allow_pickle=False) as data:
+            self.layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(sum(f.startswith("w") for f in data.files))]
+            self.memory = bool(data["memory"]) if "memory" in data.files else True  # memory's entries as inputs
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < len(self.layers) - 1:
+                x = np.maximum(x, 0.0)
+        return x
+
+    def cumulative(self, x: np.ndarray) -> np.ndarray:
+        z = self.logits(x)
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        return (np.cumsum(p, axis=1) / p.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def wrapped_env(arm: str, seed: int, belief: Belief | None = None) -> Any:
+    from gymnasium import spaces
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    from yaniv_env.vector import YanivVecEnv
+
+    class Extra(VecEnvWrapper):
+        def __init__(self, venv: YanivVecEnv) -> None:
+            size = venv.observation_space.shape[0] + EXTRA[arm]
+            super().__init__(venv, observation_space=spaces.Box(0.0, 1.0, (size,), dtype=np.float32))
+
+        def _now(self, obs: np.ndarray, dones: np.ndarray | None = None) -> np.ndarray:
+            batch = self.venv.batch
+            seats = np.ascontiguousarray(batch.G[:, B.G_LEARNER])
+            if dones is None:
+                self.passed = np.zeros((self.num_envs, NUM_CARDS), dtype=np.float32)
+                self.draws = np.zeros(self.num_envs, dtype=np.int64)
+            else:
+                self.passed[dones] = 0
+                self.draws[dones] = 0
+            if arm in ("memory", "belief"):
+                remember(batch.S, seats, self.passed, self.draws)
+            return np.concatenate([obs, self._extra(obs, batch.S, seats, (self.passed, self.draws))], axis=1)
+
+        def _extra(self, obs: np.ndarray, rows: np.ndarray, seats: np.ndarray, memory: tuple) -> np.ndarray:
+            if arm != "belief":
+                return extra_features(arm, rows, seats, memory)
+            if not belief.memory:
+                return belief.cumulative(obs)
+            return belief.cumulative(np.concatenate([obs, extra_features("memory", rows, seats, memory)], axis=1))
+
+        def reset(self) -> np.ndarray:
+            return self._now(self.venv.reset())
+
+        def step_wait(self) -> Any:
+            obs, rewards, dones, infos = self.venv.step_wait()
+            finals = self.venv.final_rows
+            for i, info in enumerate(infos):
+                if "terminal_observation" in info:
+                    row = finals[i][None, :]
+                    seat = np.array([info["seat"]], dtype=np.int64)
+                    memory = (self.passed[i : i + 1], self.draws[i : i + 1])
+                    final = info["terminal_observation"]
+                    info["terminal_observation"] = np.concatenate([final, self._extra(final[None], row, seat, memory)[0]])
+            return self._now(obs, dones.astype(bool)), rewards, dones, infos
+
+        def action_masks(self) -> np.ndarray:
+            return self.venv.action_masks()
+
+    venv = YanivVecEnv(num_envs=128, players=2, rules="default", opponents="heuristic", episode="round",
+                       round_reward="relative", seed=seed)
+    return Extra(venv)
+
+
+def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int) -> Any:
+    """A MaskablePPO on ``env`` whose actor and critic are the start's (tower 0), the first layers
+    widened by zero columns for the extra entries."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from agents.policies.stakes import skip_index
+    from agents.policies.stakes_torch import StakesLatent, StakesSkipPolicy
+    from agents.training.model import load_model
+
+    class WidePolicy(StakesSkipPolicy):
+        def _build_mlp_extractor(self) -> None:
+            super(StakesSkipPolicy, self)._build_mlp_extractor()
+            index = skip_index(base_size)
+            self.mlp_extractor = StakesLatent(self.mlp_extractor, index)
+            self.skip_shape = index.shape
+            self.skip_weight = torch.nn.Parameter(torch.zeros(index.shape[0]))
+
+    old = load_model(start).policy
+    model = MaskablePPO(WidePolicy, env, learning_rate=lambda left: lr * left, n_steps=32, batch_size=1024,
+                        n_epochs=1, gamma=0.995, gae_lambda=0.95, clip_range=0.1, ent_coef=0.0, seed=seed,
+                        policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}}, device="cpu")
+    new = model.policy
+    towers = getattr(old.mlp_extractor, "towers", None)
+    source = towers[0] if towers is not None else old.mlp_extractor.inner
+    with torch.no_grad():
+        state = source.state_dict()
+        for name, tensor in new.mlp_extractor.inner.state_dict().items():
+            src = state[name]
+            if src.shape != tensor.shape:  # a first layer: the old columns, then zeros
+                tensor.zero_()
+                tensor[:, : src.shape[1]] = src
+            else:
+                tensor.copy_(src)
+        for mine, theirs in ((new.action_net, old.action_net), (new.value_net, old.value_net)):
+            width = mine.weight.shape[1]
+            mine.weight.copy_(theirs.weight[:, :width])
+            bias = theirs.bias + (theirs.weight[:, width] if theirs.weight.shape[1] > width else 0)
+            mine.bias.copy_(bias)
+        new.skip_weight.copy_(old.skip_weight)
+    return model
+
+
+def fit_belief(start: Path, out: Path, samples: int, seed: int, memory: bool = True) -> None:
+    """Positions the start plays against the heuristic (sampling its moves), labelled with the
+    opponent's true total; an MLP [256, 128] fitted on 90% by cross-entropy, its held-out log-loss
+    and mean absolute error printed beside the prior's (the totals' frequencies); saved as .npz.
+    Its inputs: the observation and ``memory``'s entries, or (``memory=False``) the observation alone."""
+    import torch
+
+    env = wrapped_env("memory", seed)
+    base = env.venv.observation_space.shape[0]
+    model = widened_model(start, env, base, 0.0, seed)  # zero columns: the start's play
+    xs, ys = [], []
+    obs = env.reset()
+    while sum(len(x) for x in xs) < samples:
+        batch = env.venv.batch
+        seats = batch.G[:, B.G_LEARNER]
+        xs.append(obs.copy() if memory else obs[:, :base].copy())
+        ys.append(np.minimum(batch.S[np.arange(len(seats)), L.TOTAL + 1 - seats], NUM_CARDS - 1))
+        actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=False)
+        obs, _, _, _ = env.step(actions)
+    x = torch.as_tensor(np.concatenate(xs)[:samples])
+    y = torch.as_tensor(np.concatenate(ys)[:samples])
+    cut = samples * 9 // 10
+    torch.manual_seed(seed)
+    net = torch.nn.Sequential(torch.nn.Linear(x.shape[1], 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
+                              torch.nn.ReLU(), torch.nn.Linear(128, NUM_CARDS))
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    loss = torch.nn.functional.cross_entropy
+    for epoch in range(6):
+        order = torch.randperm(cut)
+        for i in range(0, cut, 1024):
+            rows = order[i : i + 1024]
+            optimizer.zero_grad()
+            loss(net(x[rows]), y[rows]).backward()
+            optimizer.step()
+        with torch.no_grad():
+            logits = net(x[cut:])
+            held = float(loss(logits, y[cut:]))
+            p = torch.softmax(logits, dim=1)
+            mae = float((p @ torch.arange(NUM_CARDS, dtype=torch.float32) - y[cut:]).abs().mean())
+        print(f"belief epoch {epoch}: held-out log-loss {held:.3f}, mean absolute error of the mean {mae:.2f}", flush=True)
+    prior = torch.bincount(y[:cut], minlength=NUM_CARDS).float() + 1
+    prior /= prior.sum()
+    prior_loss = float(-torch.log(prior[y[cut:]]).mean())
+    prior_mae = float((prior @ torch.arange(NUM_CARDS, dtype=torch.float32) - y[cut:].float()).abs().mean())
+    print(f"belief: {samples} positions; the prior's log-loss {prior_loss:.3f}, mean absolute error {prior_mae:.2f}")
+    linears = [m for m in net if isinstance(m, torch.nn.Linear)]
+    arrays = {"memory": np.array(memory)}
+    for i, m in enumerate(linears):
+        arrays[f"w{i}"] = m.weight.detach().numpy().T.copy()
+        arrays[f"b{i}"] = m.bias.detach().numpy().copy()
+    np.savez(out, **arrays)
+
+
+def margin(model: Any, arm: str, rounds: int, seed: int, belief: Belief | None = None
+           ) -> tuple[float, float, int, dict[str, float]]:
+    """The mean margin a round (the heuristic's points minus the learner's), its 95% half-width, the
+    rounds, and where it comes from: the share of rounds the learner calls, is Assafed, the heuristic
+    calls, is Assafed, and the mean turns a round."""
+    env = wrapped_env(arm, seed, belief)
+    obs = env.reset()
+    got: list[float] = []
+    counts = dict.fromkeys(("calls", "assafed", "their_calls", "they_assafed", "turns"), 0.0)
+    while len(got) < rounds:
+        actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
+        obs, rewards, dones, infos = env.step(actions)
+        got.extend((rewards[dones] * B.ROUND_REWARD_SCALE).tolist())
+        for i in np.flatnonzero(dones):
+            row, me = env.venv.final_rows[int(i)], infos[i]["seat"]
+            caller, assafed = row[L.RES_CALLER], row[L.RES_ASSAFERS] != 0
+            counts["calls" if caller == me else "their_calls"] += 1
+            counts["assafed" if caller == me else "they_assafed"] += assafed
+            counts["turns"] += row[L.RES_TURNS]
+    values = np.array(got[:rounds])
+    shares = {key: value / len(got) for key, value in counts.items()}
+    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values))), len(values), shares
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--start", type=Path, required=True, help="a run's checkpoint .zip (an SB3 pickle: your own)")
+    parser.add_argument("--arm", choices=sorted(EXTRA), default="zeros")
+    parser.add_argument("--steps", type=int, default=10_000_000)
+    parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--eval-rounds", type=int, default=40_000)
+    parser.add_argument("--save", type=Path, help="write the trained model here (.zip)")
+    parser.add_argument("--belief", type=Path, help="the belief arm's fitted belief (.npz)")
+    parser.add_argument("--fit-belief", type=Path, help="fit a belief on positions the start plays, write it here (.npz)")
+    parser.add_argument("--samples", type=int, default=400_000, help="positions for --fit-belief")
+    parser.add_argument("--obs-only", action="store_true", help="--fit-belief on the observation alone, without memory")
+    args = parser.parse_args(argv)
+    import torch
+
+    from agents.policies.ppo import one_blas_thread
+
+    one_blas_thread()  # the belief's numpy products beside torch's threads (as train.py)
+    torch.manual_seed(args.seed)
+    if args.fit_belief:
+        fit_belief(args.start, args.fit_belief, args.samples, args.seed, memory=not args.obs_only)
+        return
+    if args.arm == "belief" and not args.belief:
+        parser.error("--arm belief needs --belief PATH (from --fit-belief)")
+    belief = Belief(args.belief) if args.arm == "belief" else None
+    env = wrapped_env(args.arm, args.seed, belief)
+    base = env.venv.observation_space.shape[0]
+    model = widened_model(args.start, env, base, args.lr, args.seed)
+    began = time.perf_counter()
+    if args.steps:
+        model.learn(args.steps)
+    trained = time.perf_counter() - began
+    if args.save:
+        model.save(args.save)
+    mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief)
+    print(f"arm={args.arm} steps={args.steps} lr={args.lr} seed={args.seed} train_s={trained:.0f} "
+          f"margin={mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] rounds={n} "
+          + " ".join(f"{key}={value:.3f}" for key, value in shares.items()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

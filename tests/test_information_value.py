@@ -1,0 +1,91 @@
+"""benchmarks/information_value.py: its extra entries say what they claim, and the widened network
+starts from the checkpoint's play (the diagnostic's arms are only comparable if both hold)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import information_value as iv  # noqa: E402
+
+from yaniv.cards import NUM_CARDS  # noqa: E402
+from yaniv_env.core import batch as B  # noqa: E402
+from yaniv_env.core import layout as L  # noqa: E402
+
+
+def play(arm: str, steps: int = 40, seed: int = 5):
+    """Random legal play on the arm's wrapped env; yields (obs, rows, learner seats) at each step."""
+    env = iv.wrapped_env(arm, seed)
+    base = env.venv.observation_space.shape[0]
+    obs = env.reset()
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        yield obs[:, base:], env.venv.batch.S, env.venv.batch.G[:, B.G_LEARNER]
+        masks = env.action_masks()
+        obs, _, _, _ = env.step((masks * rng.random(masks.shape)).argmax(axis=1))
+
+
+def test_the_hand_and_total_entries_are_the_opponents():
+    for extra, rows, seats in play("hand"):
+        for k in range(len(rows)):
+            other = 1 - seats[k]
+            hand = rows[k, L.HAND + other * L.HAND_ROOM : L.HAND + other * L.HAND_ROOM + rows[k, L.HAND_LEN + other]]
+            assert set(np.flatnonzero(extra[k])) == set(hand.tolist())
+    for extra, rows, seats in play("total", steps=5):
+        totals = rows[np.arange(len(rows)), L.TOTAL + 1 - seats]
+        assert (extra.argmax(axis=1) == np.minimum(totals, NUM_CARDS - 1)).all()
+        assert (extra.sum(axis=1) == NUM_CARDS - totals).all()
+
+
+def test_the_memory_entries_follow_the_round():
+    seen_pass = seen_draw = False
+    for extra, rows, seats in play("memory", steps=60):
+        for k in range(len(rows)):
+            s, me = rows[k], seats[k]
+            other = 1 - me
+            thrown_by_other = set(np.flatnonzero(extra[k, :NUM_CARDS]))
+            last = s[L.LAST_CARDS + other * L.GROUP_ROOM : L.LAST_CARDS + other * L.GROUP_ROOM + s[L.LAST_LEN + other]]
+            assert set(last.tolist()) <= thrown_by_other  # its last discard of the round is among its throws
+            passed = set(np.flatnonzero(extra[k, 2 * NUM_CARDS : 3 * NUM_CARDS]))
+            assert passed <= set(np.flatnonzero(extra[k, NUM_CARDS : 2 * NUM_CARDS]))  # passed: cards I threw
+            if s[L.LAST_HIGH + other] >= 0 and s[L.LAST_DREW + other] >= 0:
+                assert s[L.LAST_DREW + other] not in passed  # the card it took from my discard was not passed up
+            draws = extra[k, 3 * NUM_CARDS :]
+            assert (np.diff(draws) <= 0).all()  # entries "draws > k" fall with k
+            if s[L.TURN] == 0:
+                assert not extra[k].any(), "a new round starts with an empty memory"
+            seen_pass |= bool(passed)
+            seen_draw |= bool(draws[0])
+    assert seen_pass and seen_draw
+
+
+def test_the_widened_network_plays_as_the_checkpoint(tmp_path):
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from agents.policies.stakes_torch import StakesSkipPolicy
+
+    env = iv.wrapped_env("hand", 0)
+    base_env = env.venv
+    start = MaskablePPO(StakesSkipPolicy, base_env, n_steps=32, batch_size=1024, seed=0,
+                        policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}}, device="cpu")
+    with torch.no_grad():
+        start.policy.skip_weight.normal_()  # a skip that is not zero must come along too
+    start.save(tmp_path / "start.zip")
+    wide = iv.widened_model(tmp_path / "start.zip", env, base_env.observation_space.shape[0], 1e-4, 0)
+    obs = env.reset()
+    base = base_env.observation_space.shape[0]
+    with torch.no_grad():
+        a = start.policy.get_distribution(torch.as_tensor(obs[:, :base])).distribution.logits
+        b = wide.policy.get_distribution(torch.as_tensor(obs)).distribution.logits
+        va = start.policy.predict_values(torch.as_tensor(obs[:, :base]))
+        vb = wide.policy.predict_values(torch.as_tensor(obs))
+    assert obs[:, base:].any()  # the extra entries are live, and ignored
+    assert torch.equal(wide.policy.skip_weight, start.policy.skip_weight)
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=1e-5, atol=1e-5)
