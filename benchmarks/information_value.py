@@ -126,6 +126,13 @@ class Belief:
 
 
 def wrapped_env(arm: str, seed: int, belief: Belief | None = None) -> Any:
+    """128 tables of heads-up rounds under the default rules against ``heuristic`` (``YanivVecEnv``,
+    env i seeded ``seed + i``), each observation followed by the arm's entries (the ``belief`` arm
+    needs its ``belief``); ``action_masks()`` as the env's, so MaskablePPO masks them."""
+    if arm not in EXTRA:
+        raise ValueError(f"arm must be one of {sorted(EXTRA)}, got {arm!r}")
+    if arm == "belief" and belief is None:
+        raise ValueError("the belief arm needs a fitted belief (--belief PATH, from --fit-belief)")
     from gymnasium import spaces
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
@@ -319,6 +326,9 @@ def main(argv: list[str] | None = None) -> None:
 
     one_blas_thread()  # the belief's numpy products beside torch's threads (as train.py)
     torch.manual_seed(args.seed)
+    for name, low in (("steps", 0), ("eval_rounds", 2), ("samples", 1000)):
+        if getattr(args, name) < low:
+            parser.error(f"--{name.replace('_', '-')} must be at least {low}, got {getattr(args, name)}")
     if args.fit_belief:
         fit_belief(args.start, args.fit_belief, args.samples, args.seed, memory=not args.obs_only)
         return
