@@ -110,7 +110,7 @@ class Belief:
     def __init__(self, path: Path) -> None:
         with np.load(path, allow_pickle=False) as data:
             self.layers = [(data[f"w{i}"], data[f"b{i}"]) for i in range(sum(f.startswith("w") for f in data.files))]
-            self.memory = bool(data["memory"]) if "memory" in data.files else True  # memory's entries as inputs
+            self.memory = bool(data["memory"])  # whether memory's entries are among its inputs
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         for i, (w, b) in enumerate(self.layers):
