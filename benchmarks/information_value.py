@@ -20,24 +20,31 @@ start:
   by cross-entropy on the true totals of positions played by the start (``--fit-belief``). No
   cheating at play; the hidden totals only label its training data, as a critic's returns do.
 
-The start is a run's checkpoint (``--start runs/NAME/checkpoints/latest.zip``; with towers, tower 0,
-the one for whole games, is taken): its actor and critic, the first layers widened by columns of
-zeros, so every arm starts from the same play. Then ``--steps`` of MaskablePPO (the default
-config's hyperparameters, the rate falling linearly from ``--lr`` to zero) on 128 tables of heads-up
-rounds under the default rules, paid by the relative points, against ``heuristic``; then the margin
+The start is a run's checkpoint (``--start runs/NAME/checkpoints/latest.zip``; with towers, tower
+``--tower``: 0, the one for whole games, unless given): its actor and critic, the first layers
+widened by columns of zeros, so every arm starts from the same play. Then ``--steps`` of MaskablePPO
+(the default config's hyperparameters, the rate falling linearly from ``--lr`` to zero) on 128
+tables of heads-up rounds under ``--rules`` (the default rules unless given), paid as the env pays
+them (the relative points; a game of one round, its rank), against ``heuristic``; then the margin
 (the heuristic's points minus the learner's, a round) over ``--eval-rounds`` rounds on fresh seeds,
-the learner's best action (as the tournament plays a bot), with a normal 95% interval.
+the learner's best action (as the tournament plays a bot), with a normal 95% interval, and the share
+of rounds won (fewer points than the heuristic: under ``game_end=one_round``, the games won).
+``--tower 1`` starts from the tower for games of one round, as the shipped bot plays them.
 
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --save zeros.zip
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --steps 0  # the start
     python benchmarks/information_value.py --start zeros.zip --arm zeros --steps 0   # a saved arm, measured again
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --fit-belief belief.npz
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm belief --belief belief.npz
+    # the no-jokers row of the learning issue: a game of one round, from the tower that plays it
+    python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros \
+        --rules default:jokers=0,game_end=one_round --tower 1
 
-Besides the margin, the line gives where it comes from: the share of rounds the learner calls and is
-Assafed calling, the heuristic's two, and the mean turns a round. The same seed gives the same
-figures for a saved model (the evaluation's deals and moves are fixed); training runs on torch's
-default threads, so two runs of an arm agree only as far as torch allows.
+Besides the margin and the rounds won (``won``, with ``won_half_width``), the line gives where they
+come from: the share of rounds the learner calls and is Assafed calling, the heuristic's two, and
+the mean turns a round. The same seed gives the same figures for a saved model (the evaluation's
+deals and moves are fixed); training runs on torch's default threads, so two runs of an arm agree
+only as far as torch allows.
 
 The checkpoint is an SB3 pickle: pass only a run of your own. Prints one line of figures.
 """
@@ -125,10 +132,11 @@ class Belief:
         return (np.cumsum(p, axis=1) / p.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-def wrapped_env(arm: str, seed: int, belief: Belief | None = None) -> Any:
-    """128 tables of heads-up rounds under the default rules against ``heuristic`` (``YanivVecEnv``,
-    env i seeded ``seed + i``), each observation followed by the arm's entries (the ``belief`` arm
-    needs its ``belief``); ``action_masks()`` as the env's, so MaskablePPO masks them."""
+def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = "default") -> Any:
+    """128 tables of heads-up rounds under ``rules`` (a preset, or one with changes:
+    ``yaniv.rules.parse_rules``) against ``heuristic`` (``YanivVecEnv``, env i seeded ``seed + i``),
+    each observation followed by the arm's entries (the ``belief`` arm needs its ``belief``);
+    ``action_masks()`` as the env's, so MaskablePPO masks them."""
     if arm not in EXTRA:
         raise ValueError(f"arm must be one of {sorted(EXTRA)}, got {arm!r}")
     if arm == "belief" and belief is None:
@@ -181,14 +189,16 @@ def wrapped_env(arm: str, seed: int, belief: Belief | None = None) -> Any:
         def action_masks(self) -> np.ndarray:
             return self.venv.action_masks()
 
-    venv = YanivVecEnv(num_envs=128, players=2, rules="default", opponents="heuristic", episode="round",
+    from yaniv.rules import parse_rules
+
+    venv = YanivVecEnv(num_envs=128, players=2, rules=parse_rules(rules), opponents="heuristic", episode="round",
                        round_reward="relative", seed=seed)
     return Extra(venv)
 
 
-def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int) -> Any:
-    """A MaskablePPO on ``env`` whose actor and critic are the start's (tower 0), the first layers
-    widened by zero columns for the extra entries."""
+def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int, tower: int = 0) -> Any:
+    """A MaskablePPO on ``env`` whose actor and critic are the start's (its tower ``tower`` when it has
+    towers), the first layers widened by zero columns for the extra entries."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -207,10 +217,12 @@ def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int) -
     old = load_model(start).policy
     model = MaskablePPO(WidePolicy, env, learning_rate=lambda left: lr * left, n_steps=32, batch_size=1024,
                         n_epochs=1, gamma=0.995, gae_lambda=0.95, clip_range=0.1, ent_coef=0.0, seed=seed,
-                        policy_kwargs={"net_arch": {"pi": [256, 256], "vf": [256, 256]}}, device="cpu")
+                        policy_kwargs={"net_arch": old.net_arch}, device="cpu")
     new = model.policy
     towers = getattr(old.mlp_extractor, "towers", None)
-    source = towers[0] if towers is not None else old.mlp_extractor.inner
+    if towers is None and tower != 0:
+        raise ValueError(f"the start {start} has one network, not towers: --tower must be 0, got {tower}")
+    source = towers[tower] if towers is not None else old.mlp_extractor.inner
     with torch.no_grad():
         state = source.state_dict()
         for name, tensor in new.mlp_extractor.inner.state_dict().items():
@@ -222,23 +234,25 @@ def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int) -
                 tensor.copy_(src)
         for mine, theirs in ((new.action_net, old.action_net), (new.value_net, old.value_net)):
             width = mine.weight.shape[1]
-            mine.weight.copy_(theirs.weight[:, :width])
-            bias = theirs.bias + (theirs.weight[:, width] if theirs.weight.shape[1] > width else 0)
+            at = tower * (width + 1)  # a tower's columns over the routed latent, then its column of ones
+            mine.weight.copy_(theirs.weight[:, at : at + width])
+            bias = theirs.bias + (theirs.weight[:, at + width] if theirs.weight.shape[1] > width else 0)
             mine.bias.copy_(bias)
         new.skip_weight.copy_(old.skip_weight)
     return model
 
 
-def fit_belief(start: Path, out: Path, samples: int, seed: int, memory: bool = True) -> None:
+def fit_belief(start: Path, out: Path, samples: int, seed: int, memory: bool = True, rules: str = "default",
+               tower: int = 0) -> None:
     """Positions the start plays against the heuristic (sampling its moves), labelled with the
     opponent's true total; an MLP [256, 128] fitted on 90% by cross-entropy, its held-out log-loss
     and mean absolute error printed beside the prior's (the totals' frequencies); saved as .npz.
     Its inputs: the observation and ``memory``'s entries, or (``memory=False``) the observation alone."""
     import torch
 
-    env = wrapped_env("memory", seed)
+    env = wrapped_env("memory", seed, rules=rules)
     base = env.venv.observation_space.shape[0]
-    model = widened_model(start, env, base, 0.0, seed)  # zero columns: the start's play
+    model = widened_model(start, env, base, 0.0, seed, tower)  # zero columns: the start's play
     xs, ys = [], []
     obs = env.reset()
     while sum(len(x) for x in xs) < samples:
@@ -282,27 +296,32 @@ def fit_belief(start: Path, out: Path, samples: int, seed: int, memory: bool = T
     np.savez(out, **arrays)
 
 
-def margin(model: Any, arm: str, rounds: int, seed: int, belief: Belief | None = None
+def margin(model: Any, arm: str, rounds: int, seed: int, belief: Belief | None = None, rules: str = "default"
            ) -> tuple[float, float, int, dict[str, float]]:
     """The mean margin a round (the heuristic's points minus the learner's), its 95% half-width, the
-    rounds, and where it comes from: the share of rounds the learner calls, is Assafed, the heuristic
-    calls, is Assafed, and the mean turns a round."""
-    env = wrapped_env(arm, seed, belief)
+    rounds, and where it comes from: the share of rounds the learner wins (fewer points: a game of one
+    round won) and its 95% half-width, the share it calls, is Assafed, the heuristic calls, is
+    Assafed, and the mean turns a round."""
+    env = wrapped_env(arm, seed, belief, rules)
     obs = env.reset()
     got: list[float] = []
-    counts = dict.fromkeys(("calls", "assafed", "their_calls", "they_assafed", "turns"), 0.0)
+    keys = ("won", "calls", "assafed", "their_calls", "they_assafed", "turns")
+    counts = dict.fromkeys(keys, 0.0)
     while len(got) < rounds:
         actions, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)
         obs, rewards, dones, infos = env.step(actions)
-        got.extend((rewards[dones] * B.ROUND_REWARD_SCALE).tolist())
         for i in np.flatnonzero(dones):
             row, me = env.venv.final_rows[int(i)], infos[i]["seat"]
+            points = row[L.RES_POINTS : L.RES_POINTS + 2]
+            got.append(float(points[1 - me] - points[me]))
             caller, assafed = row[L.RES_CALLER], row[L.RES_ASSAFERS] != 0
-            counts["calls" if caller == me else "their_calls"] += 1
-            counts["assafed" if caller == me else "they_assafed"] += assafed
+            counts["won"] += caller >= 0 and points[me] < points[1 - me]
+            counts["calls" if caller == me else "their_calls"] += caller >= 0
+            counts["assafed" if caller == me else "they_assafed"] += caller >= 0 and assafed
             counts["turns"] += row[L.RES_TURNS]
     values = np.array(got[:rounds])
     shares = {key: value / len(got) for key, value in counts.items()}
+    shares["won_half_width"] = 1.96 * np.sqrt(shares["won"] * (1 - shares["won"]) / len(got))
     return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(len(values))), len(values), shares
 
 
@@ -318,6 +337,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--belief", type=Path, help="the belief arm's fitted belief (.npz)")
     parser.add_argument("--fit-belief", type=Path, help="fit a belief on positions the start plays, write it here (.npz)")
     parser.add_argument("--samples", type=int, default=400_000, help="positions for --fit-belief")
+    parser.add_argument("--rules", default="default",
+                        help="the rounds' rules: a preset or one with changes, 'default:jokers=0,game_end=one_round'")
+    parser.add_argument("--tower", type=int, choices=(0, 1), default=0,
+                        help="with a start of two towers, the one to take (1: the one for games of one round)")
     parser.add_argument("--obs-only", action="store_true", help="--fit-belief on the observation alone, without memory")
     args = parser.parse_args(argv)
     import torch
@@ -329,23 +352,31 @@ def main(argv: list[str] | None = None) -> None:
     for name, low in (("steps", 0), ("eval_rounds", 2), ("samples", 1000)):
         if getattr(args, name) < low:
             parser.error(f"--{name.replace('_', '-')} must be at least {low}, got {getattr(args, name)}")
+    from yaniv.rules import parse_rules
+
+    try:
+        parse_rules(args.rules)
+    except ValueError as error:
+        parser.error(f"--rules: {error}")
     if args.fit_belief:
-        fit_belief(args.start, args.fit_belief, args.samples, args.seed, memory=not args.obs_only)
+        fit_belief(args.start, args.fit_belief, args.samples, args.seed, memory=not args.obs_only, rules=args.rules,
+                   tower=args.tower)
         return
     if args.arm == "belief" and not args.belief:
         parser.error("--arm belief needs --belief PATH (from --fit-belief)")
     belief = Belief(args.belief) if args.arm == "belief" else None
-    env = wrapped_env(args.arm, args.seed, belief)
+    env = wrapped_env(args.arm, args.seed, belief, args.rules)
     base = env.venv.observation_space.shape[0]
-    model = widened_model(args.start, env, base, args.lr, args.seed)
+    model = widened_model(args.start, env, base, args.lr, args.seed, args.tower)
     began = time.perf_counter()
     if args.steps:
         model.learn(args.steps)
     trained = time.perf_counter() - began
     if args.save:
         model.save(args.save)
-    mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief)
-    print(f"arm={args.arm} steps={args.steps} lr={args.lr} seed={args.seed} train_s={trained:.0f} "
+    mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief, rules=args.rules)
+    print(f"arm={args.arm} rules={args.rules} tower={args.tower} steps={args.steps} lr={args.lr} seed={args.seed} "
+          f"train_s={trained:.0f} "
           f"margin={mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] rounds={n} "
           + " ".join(f"{key}={value:.3f}" for key, value in shares.items()), flush=True)
 

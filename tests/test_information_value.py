@@ -89,3 +89,54 @@ def test_the_widened_network_plays_as_the_checkpoint(tmp_path):
     assert torch.equal(wide.policy.skip_weight, start.policy.skip_weight)
     np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("tower", [0, 1])
+def test_the_widened_network_plays_as_the_checkpoints_tower(tmp_path, tower):
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from agents.policies.towers_torch import TowerSkipPolicy
+
+    rules = "default:jokers=0,game_end=one_round" if tower == 1 else "default"  # the rows' route
+    env = iv.wrapped_env("zeros", 0, rules=rules)
+    base_env = env.venv
+    start = MaskablePPO(TowerSkipPolicy, base_env, n_steps=32, batch_size=1024, seed=0,
+                        policy_kwargs={"net_arch": {"pi": [64, 64], "vf": [64, 64]}}, device="cpu")
+    with torch.no_grad():  # two towers unlike each other, and last layers unlike in each tower's part
+        for p in start.policy.parameters():
+            p.normal_(0.0, 0.1)
+    start.save(tmp_path / "start.zip")
+    base = base_env.observation_space.shape[0]
+    wide = iv.widened_model(tmp_path / "start.zip", env, base, 1e-4, 0, tower=tower)
+    obs = env.reset()
+    with torch.no_grad():
+        a = start.policy.get_distribution(torch.as_tensor(obs[:, :base])).distribution.logits
+        b = wide.policy.get_distribution(torch.as_tensor(obs)).distribution.logits
+        va = start.policy.predict_values(torch.as_tensor(obs[:, :base]))
+        vb = wide.policy.predict_values(torch.as_tensor(obs))
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=1e-4, atol=1e-4)
+
+
+class FirstLegal:
+    """A stand-in model: the lowest legal action, as ``predict`` hands it."""
+
+    def predict(self, obs, action_masks, deterministic):
+        return action_masks.argmax(axis=1), None
+
+
+@pytest.mark.parametrize("rules", ["default", "default:jokers=0,game_end=one_round"])
+def test_the_margin_and_wins_are_the_envs_rewards(rules):
+    rounds = 300
+    mean, _, n, shares = iv.margin(FirstLegal(), "zeros", rounds, seed=3, rules=rules)
+    env = iv.wrapped_env("zeros", 3, rules=rules)  # the same rounds again, read off the rewards
+    obs, rewards_seen = env.reset(), []
+    while len(rewards_seen) < rounds:
+        obs, rewards, dones, _ = env.step(FirstLegal().predict(obs, env.action_masks(), True)[0])
+        rewards_seen.extend(rewards[dones].tolist())
+    assert n == rounds
+    if rules == "default":  # paid the relative points: the margin over 50
+        assert mean == pytest.approx(np.mean(rewards_seen[:rounds]) * B.ROUND_REWARD_SCALE, abs=1e-4)  # float32 rewards
+    else:  # a game of one round pays its rank: +1 won
+        assert shares["won"] == pytest.approx(np.mean(np.array(rewards_seen) > 0), abs=1e-12)
