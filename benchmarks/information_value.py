@@ -25,11 +25,12 @@ The start is a run's checkpoint (``--start runs/NAME/checkpoints/latest.zip``; w
 widened by columns of zeros, so every arm starts from the same play. Then ``--steps`` of MaskablePPO
 (the default config's hyperparameters, the rate falling linearly from ``--lr`` to zero) on 128
 tables of heads-up rounds under ``--rules`` (the default rules unless given), paid as the env pays
-them (the relative points; a game of one round, its rank), against ``heuristic``; then the margin
-(the heuristic's points minus the learner's, a round) over ``--eval-rounds`` rounds on fresh seeds,
-the learner's best action (as the tournament plays a bot), with a normal 95% interval, and the share
-of rounds won (fewer points than the heuristic: under ``game_end=one_round``, the games won).
-``--tower 1`` starts from the tower for games of one round, as the shipped bot plays them.
+them (the relative points; a game of one round, its rank), against ``--opponent`` (``heuristic``
+unless given); then the margin (the heuristic's points minus the learner's, a round) over
+``--eval-rounds`` rounds on fresh seeds, the learner's best action (as the tournament plays a bot),
+with a normal 95% interval, and the share of rounds won (fewer points than the heuristic: under
+``game_end=one_round``, the games won). ``--tower 1`` starts from the tower for games of one round,
+as the shipped bot plays them.
 
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --save zeros.zip
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --steps 0  # the start
@@ -132,9 +133,10 @@ class Belief:
         return (np.cumsum(p, axis=1) / p.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = "default") -> Any:
+def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = "default",
+                opponent: str = "heuristic") -> Any:
     """128 tables of heads-up rounds under ``rules`` (a preset, or one with changes:
-    ``yaniv.rules.parse_rules``) against ``heuristic`` (``YanivVecEnv``, env i seeded ``seed + i``),
+    ``yaniv.rules.parse_rules``) against ``opponent`` (``YanivVecEnv``, env i seeded ``seed + i``),
     each observation followed by the arm's entries (the ``belief`` arm needs its ``belief``);
     ``action_masks()`` as the env's, so MaskablePPO masks them."""
     if arm not in EXTRA:
@@ -191,7 +193,7 @@ def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = 
 
     from yaniv.rules import parse_rules
 
-    venv = YanivVecEnv(num_envs=128, players=2, rules=parse_rules(rules), opponents="heuristic", episode="round",
+    venv = YanivVecEnv(num_envs=128, players=2, rules=parse_rules(rules), opponents=opponent, episode="round",
                        round_reward="relative", seed=seed)
     return Extra(venv)
 
@@ -339,6 +341,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=400_000, help="positions for --fit-belief")
     parser.add_argument("--rules", default="default",
                         help="the rounds' rules: a preset or one with changes, 'default:jokers=0,game_end=one_round'")
+    parser.add_argument("--opponent", default="heuristic",
+                        help="the bot the arm trains against (a spec with a compiled form; the margin is always "
+                             "measured against heuristic)")
     parser.add_argument("--tower", type=int, choices=(0, 1), default=0,
                         help="with a start of two towers, the one to take (1: the one for games of one round)")
     parser.add_argument("--obs-only", action="store_true", help="--fit-belief on the observation alone, without memory")
@@ -365,7 +370,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.arm == "belief" and not args.belief:
         parser.error("--arm belief needs --belief PATH (from --fit-belief)")
     belief = Belief(args.belief) if args.arm == "belief" else None
-    env = wrapped_env(args.arm, args.seed, belief, args.rules)
+    try:
+        env = wrapped_env(args.arm, args.seed, belief, args.rules, args.opponent)
+    except ValueError as error:  # an opponent the core cannot play, say
+        parser.error(str(error))
     base = env.venv.observation_space.shape[0]
     model = widened_model(args.start, env, base, args.lr, args.seed, args.tower)
     began = time.perf_counter()
@@ -375,7 +383,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.save:
         model.save(args.save)
     mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief, rules=args.rules)
-    print(f"arm={args.arm} rules={args.rules} tower={args.tower} steps={args.steps} lr={args.lr} seed={args.seed} "
+    print(f"arm={args.arm} rules={args.rules} tower={args.tower} opponent={args.opponent} steps={args.steps} lr={args.lr} seed={args.seed} "
           f"train_s={trained:.0f} "
           f"margin={mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] rounds={n} "
           + " ".join(f"{key}={value:.3f}" for key, value in shares.items()), flush=True)
