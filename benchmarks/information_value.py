@@ -35,6 +35,7 @@ as the shipped bot plays them.
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --save zeros.zip
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --steps 0  # the start
     python benchmarks/information_value.py --start zeros.zip --arm zeros --steps 0   # a saved arm, measured again
+    python benchmarks/information_value.py --start zeros.zip --arm zeros --steps 0 --export zeros.npz  # ppo:zeros.npz
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --fit-belief belief.npz
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm belief --belief belief.npz
     # the no-jokers row of the learning issue: a game of one round, from the tower that plays it
@@ -298,6 +299,22 @@ def fit_belief(start: Path, out: Path, samples: int, seed: int, memory: bool = T
     np.savez(out, **arrays)
 
 
+def export_policy(model: Any, base_size: int, rules: str, out: Path) -> None:
+    """The ``zeros`` arm's actor as a policy file the tournament plays (``ppo:PATH``): one network,
+    its first layer without the extra columns. They held zeros all along, so their weights never
+    moved from zero (checked: a ValueError otherwise) and the file plays the arm's moves."""
+    from agents.policies.ppo import NumpyPolicy
+
+    policy = NumpyPolicy.from_sb3(model)
+    first = policy.weights[0]  # (inputs, outputs)
+    if first.shape[0] != base_size + EXTRA["zeros"] or np.abs(first[base_size:]).max() != 0:
+        raise ValueError("only the zeros arm exports: its extra columns must be zeros, of the base observation's width")
+    weights = [w.T for w in policy.weights]
+    weights[0] = weights[0][:, :base_size]
+    NumpyPolicy(weights, policy.biases, policy.activation, {"rules": rules, "step": int(model.num_timesteps)},
+                (policy.skip_index, policy.skip_weight)).save(out)
+
+
 def margin(model: Any, arm: str, rounds: int, seed: int, belief: Belief | None = None, rules: str = "default"
            ) -> tuple[float, float, int, dict[str, float]]:
     """The mean margin a round (the heuristic's points minus the learner's), its 95% half-width, the
@@ -336,6 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-rounds", type=int, default=40_000)
     parser.add_argument("--save", type=Path, help="write the trained model here (.zip)")
+    parser.add_argument("--export", type=Path, help="the zeros arm only: write its actor as a policy .npz (ppo:PATH)")
     parser.add_argument("--belief", type=Path, help="the belief arm's fitted belief (.npz)")
     parser.add_argument("--fit-belief", type=Path, help="fit a belief on positions the start plays, write it here (.npz)")
     parser.add_argument("--samples", type=int, default=400_000, help="positions for --fit-belief")
@@ -367,6 +385,8 @@ def main(argv: list[str] | None = None) -> None:
         fit_belief(args.start, args.fit_belief, args.samples, args.seed, memory=not args.obs_only, rules=args.rules,
                    tower=args.tower)
         return
+    if args.export and args.arm != "zeros":
+        parser.error(f"--export writes the zeros arm only (the {args.arm} arm's extra entries are not observed in play)")
     if args.arm == "belief" and not args.belief:
         parser.error("--arm belief needs --belief PATH (from --fit-belief)")
     belief = Belief(args.belief) if args.arm == "belief" else None
@@ -382,6 +402,8 @@ def main(argv: list[str] | None = None) -> None:
     trained = time.perf_counter() - began
     if args.save:
         model.save(args.save)
+    if args.export:
+        export_policy(model, base, args.rules, args.export)
     mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief, rules=args.rules)
     print(f"arm={args.arm} rules={args.rules} tower={args.tower} opponent={args.opponent} steps={args.steps} lr={args.lr} seed={args.seed} "
           f"train_s={trained:.0f} "

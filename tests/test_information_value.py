@@ -140,3 +140,33 @@ def test_the_margin_and_wins_are_the_envs_rewards(rules):
         assert mean == pytest.approx(np.mean(rewards_seen[:rounds]) * B.ROUND_REWARD_SCALE, abs=1e-4)  # float32 rewards
     else:  # a game of one round pays its rank: +1 won
         assert shares["won"] == pytest.approx(np.mean(np.array(rewards_seen) > 0), abs=1e-12)
+
+
+def test_the_exported_zeros_arm_plays_the_arms_moves(tmp_path):
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from agents.policies.ppo import NumpyPolicy
+    from agents.policies.stakes_torch import StakesSkipPolicy
+
+    env = iv.wrapped_env("zeros", 0)
+    base = env.venv.observation_space.shape[0]
+    start = MaskablePPO(StakesSkipPolicy, env.venv, n_steps=32, batch_size=1024, seed=0,
+                        policy_kwargs={"net_arch": {"pi": [64, 64], "vf": [64, 64]}}, device="cpu")
+    with torch.no_grad():
+        for p in start.policy.parameters():
+            p.normal_(0.0, 0.1)
+    start.save(tmp_path / "start.zip")
+    arm = iv.widened_model(tmp_path / "start.zip", env, base, 1e-4, 0)
+    iv.export_policy(arm, base, "default", tmp_path / "arm.npz")
+    policy = NumpyPolicy.load(tmp_path / "arm.npz")
+    obs = env.reset()
+    with torch.no_grad():
+        expected = arm.policy.get_distribution(torch.as_tensor(obs)).distribution.logits.numpy()
+    got = policy.logits(obs[:, :base]).astype(np.float64)
+    got -= np.log(np.exp(got - got.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)) + got.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)  # the distribution's logits are normalised
+    with torch.no_grad():  # an extra column that moved: the file would not be the arm
+        next(arm.policy.mlp_extractor.inner.policy_net.parameters())[0, base] = 0.5
+    with pytest.raises(ValueError, match="only the zeros arm"):
+        iv.export_policy(arm, base, "default", tmp_path / "bad.npz")
