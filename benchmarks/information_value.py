@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> None:
                    tower=args.tower)
         return
     if args.export and args.arm != "zeros":
-        parser.error(f"--export writes the zeros arm only (the {args.arm} arm's extra entries are not observed in play)")
+        parser.error(f"--export writes the zeros arm only (the {args.arm} arm's extra entries are not seen in play)")
     if args.arm == "belief" and not args.belief:
         parser.error("--arm belief needs --belief PATH (from --fit-belief)")
     belief = Belief(args.belief) if args.arm == "belief" else None
@@ -405,8 +405,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.export:
         export_policy(model, base, args.rules, args.export)
     mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief, rules=args.rules)
-    print(f"arm={args.arm} rules={args.rules} tower={args.tower} opponent={args.opponent} steps={args.steps} lr={args.lr} seed={args.seed} "
-          f"train_s={trained:.0f} "
+    print(f"arm={args.arm} rules={args.rules} tower={args.tower} opponent={args.opponent} steps={args.steps} "
+          f"lr={args.lr} seed={args.seed} train_s={trained:.0f} "
           f"margin={mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] rounds={n} "
           + " ".join(f"{key}={value:.3f}" for key, value in shares.items()), flush=True)
 

@@ -164,7 +164,8 @@ def test_the_exported_zeros_arm_plays_the_arms_moves(tmp_path):
     with torch.no_grad():
         expected = arm.policy.get_distribution(torch.as_tensor(obs)).distribution.logits.numpy()
     got = policy.logits(obs[:, :base]).astype(np.float64)
-    got -= np.log(np.exp(got - got.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)) + got.max(axis=1, keepdims=True)
+    top = got.max(axis=1, keepdims=True)
+    got -= top + np.log(np.exp(got - top).sum(axis=1, keepdims=True))
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)  # the distribution's logits are normalised
     with torch.no_grad():  # an extra column that moved: the file would not be the arm
         next(arm.policy.mlp_extractor.inner.policy_net.parameters())[0, base] = 0.5
