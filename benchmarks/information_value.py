@@ -30,7 +30,9 @@ unless given); then the margin (the heuristic's points minus the learner's, a ro
 ``--eval-rounds`` rounds on fresh seeds, the learner's best action (as the tournament plays a bot),
 with a normal 95% interval, and the share of rounds won (fewer points than the heuristic: under
 ``game_end=one_round``, the games won). ``--tower 1`` starts from the tower for games of one round,
-as the shipped bot plays them.
+as the shipped bot plays them; ``--house-share S`` trains on rules of the house space in that share
+of the games (made games of one round when ``--rules`` is one, as the recipe's tower stage draws
+them).
 
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --save zeros.zip
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros --steps 0  # the start
@@ -135,9 +137,10 @@ class Belief:
 
 
 def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = "default",
-                opponent: str = "heuristic") -> Any:
+                opponent: str = "heuristic", house_share: float = 0.0) -> Any:
     """128 tables of heads-up rounds under ``rules`` (a preset, or one with changes:
     ``yaniv.rules.parse_rules``) against ``opponent`` (``YanivVecEnv``, env i seeded ``seed + i``),
+    ``house_share`` of the games under rules of the house space instead (``house_rule_sets``),
     each observation followed by the arm's entries (the ``belief`` arm needs its ``belief``);
     ``action_masks()`` as the env's, so MaskablePPO masks them."""
     if arm not in EXTRA:
@@ -194,9 +197,21 @@ def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = 
 
     from yaniv.rules import parse_rules
 
+    rule_sets = house_rule_sets(parse_rules(rules), house_share, seed) if house_share else None
     venv = YanivVecEnv(num_envs=128, players=2, rules=parse_rules(rules), opponents=opponent, episode="round",
-                       round_reward="relative", seed=seed)
+                       round_reward="relative", seed=seed, rule_sets=rule_sets)
     return Extra(venv)
+
+
+def house_rule_sets(rules: Any, share: float, seed: int) -> list:
+    """1,024 rule sets a game draws from: ``share`` of them a sample of the house space
+    (``yaniv.rule_space``) with ``rules``' game end (a game of one round, as the recipe's tower stage
+    makes them), the others ``rules``."""
+    from yaniv.rule_space import get_rule_space
+
+    drawn = get_rule_space("house").sample(1024, np.random.default_rng(seed))
+    house = round(share * len(drawn))
+    return [r.replace(game_end=rules.game_end) for r in drawn[:house]] + [rules] * (len(drawn) - house)
 
 
 def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int, tower: int = 0) -> Any:
@@ -362,6 +377,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--opponent", default="heuristic",
                         help="the bot the arm trains against (a spec with a compiled form; the margin is always "
                              "measured against heuristic)")
+    parser.add_argument("--house-share", type=float, default=0.0,
+                        help="the share of training games under rule sets of the house space (with --rules' game "
+                             "end) instead of --rules; the margin is always measured under --rules")
     parser.add_argument("--tower", type=int, choices=(0, 1), default=0,
                         help="with a start of two towers, the one to take (1: the one for games of one round)")
     parser.add_argument("--obs-only", action="store_true", help="--fit-belief on the observation alone, without memory")
@@ -381,6 +399,8 @@ def main(argv: list[str] | None = None) -> None:
         parse_rules(args.rules)
     except ValueError as error:
         parser.error(f"--rules: {error}")
+    if not 0.0 <= args.house_share <= 1.0:
+        parser.error(f"--house-share is a share from 0 to 1, got {args.house_share}")
     if args.fit_belief:
         fit_belief(args.start, args.fit_belief, args.samples, args.seed, memory=not args.obs_only, rules=args.rules,
                    tower=args.tower)
@@ -391,7 +411,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--arm belief needs --belief PATH (from --fit-belief)")
     belief = Belief(args.belief) if args.arm == "belief" else None
     try:
-        env = wrapped_env(args.arm, args.seed, belief, args.rules, args.opponent)
+        env = wrapped_env(args.arm, args.seed, belief, args.rules, args.opponent, args.house_share)
     except ValueError as error:  # an opponent the core cannot play, say
         parser.error(str(error))
     base = env.venv.observation_space.shape[0]
@@ -405,7 +425,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.export:
         export_policy(model, base, args.rules, args.export)
     mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief, rules=args.rules)
-    print(f"arm={args.arm} rules={args.rules} tower={args.tower} opponent={args.opponent} steps={args.steps} "
+    print(f"arm={args.arm} rules={args.rules} tower={args.tower} opponent={args.opponent} house={args.house_share} "
+          f"steps={args.steps} "
           f"lr={args.lr} seed={args.seed} train_s={trained:.0f} "
           f"margin={mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] rounds={n} "
           + " ".join(f"{key}={value:.3f}" for key, value in shares.items()), flush=True)

@@ -171,3 +171,16 @@ def test_the_exported_zeros_arm_plays_the_arms_moves(tmp_path):
         next(arm.policy.mlp_extractor.inner.policy_net.parameters())[0, base] = 0.5
     with pytest.raises(ValueError, match="only the zeros arm"):
         iv.export_policy(arm, base, "default", tmp_path / "bad.npz")
+
+
+def test_the_house_share_draws_house_rules_of_the_same_game_end():
+    from yaniv.rules import parse_rules
+
+    rules = parse_rules("default:jokers=0,game_end=one_round")
+    sets = iv.house_rule_sets(rules, 0.25, seed=1)
+    assert len(sets) == 1024
+    assert sum(r == rules for r in sets) >= 768  # the house sample may hold the row's rules themselves
+    assert sum(r != rules for r in sets) > 200
+    assert all(r.game_end == "one_round" for r in sets)
+    env = iv.wrapped_env("zeros", 0, rules="default:jokers=0,game_end=one_round", house_share=0.25)
+    assert env.venv.batch.rule_sets == iv.house_rule_sets(rules, 0.25, seed=0)  # what the tables draw from
