@@ -325,7 +325,8 @@ def test_a_run_splits_into_towers_at_towers_from_and_a_trained_run_on_resume(tmp
             "pool_size=8", "final_policy=last"]
     done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=late", *keys,
                  "towers=one_round", "towers_from=600", "one_round_share=0.5", "towers_players=2",
-                 "towers_baselines=[greedy]")
+                 "towers_baselines=[greedy]", "towers_rule_sets=['default:jokers=0,game_end=one_round']",
+                 "towers_rule_sets_share=0.5")
     assert done.returncode == 0, done.stderr
     run = tmp_path / "late"
     assert "the network split into two towers (one_round); the tables seat 2, against greedy from here" in done.stdout
@@ -347,3 +348,28 @@ def test_a_run_splits_into_towers_at_towers_from_and_a_trained_run_on_resume(tmp
     assert (ramps.towers_rate, ramps.towers_from, ramps.total) == (1e-4, 1536, 2048)  # set on the resume
     assert json.loads((tmp_path / "plain" / "state.json").read_text())["towers_split_at"] == 1536
     assert NumpyPolicy.load(tmp_path / "plain" / "policy.npz").route_feature == "one_round"
+
+
+def test_towers_rule_sets_take_their_share_of_the_stages_games_from_the_split_on():
+    from yaniv.rules import parse_rules
+
+    nj = "default:jokers=0,game_end=one_round"
+    keys = dict(stakes_skip=True, towers="one_round", rule_space="house", one_round_share=1.0, total_timesteps=2000,
+                towers_from=1000)
+    config = TrainConfig(towers_rule_sets=[nj, "french:game_end=one_round"], towers_rule_sets_share=0.5, **keys)
+    plain = TrainConfig(**keys)
+    before, after = config.training_rule_sets(999), config.training_rule_sets(1000)
+    assert before == plain.training_rule_sets(999)  # nothing changes before the split
+    assert after[:512] == [parse_rules(nj), parse_rules("french:game_end=one_round")] * 256  # each as often
+    assert after[512:] == plain.training_rule_sets(1000)[512:]  # the rest: the space's sets, as without them
+    for bad, words in ((dict(towers_rule_sets=[nj]), "towers_rule_sets_share.*above 0 with towers_rule_sets"),
+                       (dict(towers_rule_sets_share=0.5), "towers_rule_sets_share.*0 without"),
+                       (dict(towers_rule_sets=[nj], towers_rule_sets_share=1.5), "towers_rule_sets_share.*0 to 1"),
+                       (dict(towers_rule_sets=["default:jokers=9"], towers_rule_sets_share=0.5), "towers_rule_sets.*jokers"),
+                       (dict(towers_rule_sets=["default:hand_size=7"], towers_rule_sets_share=0.5),
+                        "towers_rule_sets.*hand size")):
+        with pytest.raises(ValueError, match=words):
+            TrainConfig(**{**keys, **bad})
+    with pytest.raises(ValueError, match="towers_rule_sets.*unless towers_from and rule_space"):
+        TrainConfig(stakes_skip=True, towers="one_round", total_timesteps=2000, towers_from=1000,
+                    rule_sets=["default"], towers_rule_sets=[nj], towers_rule_sets_share=0.5)

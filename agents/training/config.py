@@ -213,6 +213,12 @@ class TrainConfig:
                                  "stage plays heads-up); empty: players all along.")
     towers_baselines: list[str] = _f([], "With towers_from: the baseline bots in the opponent pool from the split on "
                                          "(the towers' stage meets other opponents); empty: baselines all along.")
+    towers_rule_sets: list[str] = _f([], "With towers_from and rule_space: named rule sets that towers_rule_sets_share "
+                                         "of the games play from the split on, in place of the space's first sets "
+                                         "(each named set as often): the house sets the bot is held to, weighted in "
+                                         "the towers' stage (docs/experiments.md, 2026-12-05); empty: the space alone. "
+                                         "Each as in rule_sets.")
+    towers_rule_sets_share: float = _f(0.0, "With towers_rule_sets: the share of the stage's games they play, 0 to 1.")
     activation: str = _f("tanh", f"Hidden activation: {' or '.join(ACTIVATIONS)}.", fixed=NETWORK)
     torch_threads: int = _f(2, "torch threads for the PPO update. Use 1 when other jobs share the cores: spinning "
                                "threads slow both (docs/experiments.md).")
@@ -318,6 +324,21 @@ class TrainConfig:
             if self.rules in PRESETS:
                 need(space.base.hand_size == PRESETS[self.rules].hand_size, "rule_space",
                      f"a space dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
+        need(len(self.towers_rule_sets) <= MAX_RULE_SETS, "towers_rule_sets", f"at most {MAX_RULE_SETS} rule sets")
+        for text in self.towers_rule_sets:
+            try:
+                named = parse_rules(text)
+                check_expressible(named)
+            except ValueError as error:
+                need(False, "towers_rule_sets", str(error))
+            if self.rules in PRESETS:
+                need(named.hand_size == PRESETS[self.rules].hand_size, "towers_rule_sets",
+                     f"rule sets dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
+        need(not self.towers_rule_sets or (self.towers_from and self.rule_space), "towers_rule_sets",
+             "empty unless towers_from and rule_space are set (they replace a share of the space's sets)")
+        need(0.0 <= self.towers_rule_sets_share <= 1.0, "towers_rule_sets_share", "a number from 0 to 1")
+        need(bool(self.towers_rule_sets) == bool(self.towers_rule_sets_share), "towers_rule_sets_share",
+             "above 0 with towers_rule_sets, 0 without")
         need(0.0 <= self.one_round_share <= 1.0, "one_round_share", "a number from 0 to 1")
         need(not self.one_round_share or self.rule_space, "one_round_share", "0 without rule_space (rule_sets name "
                                                                               "their game_end themselves)")
@@ -420,14 +441,20 @@ class TrainConfig:
     def training_rule_sets(self, step: int = 0) -> list[Rules]:
         """The rule sets the training games draw from at ``step``, one per game: ``rule_sets`` parsed,
         or the sample of ``rule_space`` (from the seed, so a resumed run draws the same), with its
-        ``one_round_share`` made games of one round once the run has its towers (``towers_from``);
-        empty: ``rules``."""
+        ``one_round_share`` made games of one round once the run has its towers (``towers_from``),
+        and from then on ``towers_rule_sets_share`` of it the ``towers_rule_sets`` in turn; empty:
+        ``rules``."""
         if self.rule_space:
             rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(11,)))
             drawn = get_rule_space(self.rule_space).sample(RULE_SPACE_SAMPLE, rng)
             share = self.one_round_share if step >= self.towers_from else 0.0
             one_round = round(share * len(drawn))  # the sample is in random order: its first sets
-            return [rules.replace(game_end="one_round") for rules in drawn[:one_round]] + drawn[one_round:]
+            drawn = [rules.replace(game_end="one_round") for rules in drawn[:one_round]] + drawn[one_round:]
+            if self.towers_rule_sets and step >= self.towers_from:
+                named = [parse_rules(text) for text in self.towers_rule_sets]
+                count = round(self.towers_rule_sets_share * len(drawn))
+                drawn[:count] = [named[i % len(named)] for i in range(count)]
+            return drawn
         return [parse_rules(text) for text in self.rule_sets]
 
     @property
@@ -471,6 +498,8 @@ SB3_KEYS = {
     "towers_from": "RLlib's network is the plain actor and critic",
     "towers_players": "RLlib's network is the plain actor and critic",
     "towers_baselines": "RLlib's network is the plain actor and critic",
+    "towers_rule_sets": "RLlib's network is the plain actor and critic",
+    "towers_rule_sets_share": "RLlib's network is the plain actor and critic",
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,

@@ -236,7 +236,7 @@ def self_play_envs(config: TrainConfig, pool: OpponentPool, step: int = 0) -> tu
     if not missing:
         core = CoreSelfPlayEnv(config, pool, controllers, step)
         return [core], core.vec_env
-    keys = ("rule_sets", "rule_space", "round_share", "towers_players", "towers_baselines")
+    keys = ("rule_sets", "rule_space", "round_share", "towers_players", "towers_baselines", "towers_rule_sets")
     if any(getattr(config, k) for k in keys) or config.env_threads > 1:
         key = next((k for k in keys if getattr(config, k)), "env_threads")
         raise ValueError(f"{key}: baseline {missing[0]!r} has no form on the compiled core, and the Python "
