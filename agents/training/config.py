@@ -305,16 +305,17 @@ class TrainConfig:
         for key in ("ent_coef", "vf_coef"):
             need(getattr(self, key) >= 0, key, "a number >= 0")
         need(self.rules in PRESETS, "rules", f"one of {', '.join(PRESETS)}")
-        need(len(self.rule_sets) <= MAX_RULE_SETS, "rule_sets", f"at most {MAX_RULE_SETS} rule sets")
-        for text in self.rule_sets:
-            try:
-                drawn = parse_rules(text)
-                check_expressible(drawn)
-            except ValueError as error:
-                need(False, "rule_sets", str(error))
-            if self.rules in PRESETS:
-                need(drawn.hand_size == PRESETS[self.rules].hand_size, "rule_sets",
-                     f"rule sets dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
+        for key in ("rule_sets", "towers_rule_sets"):
+            need(len(getattr(self, key)) <= MAX_RULE_SETS, key, f"at most {MAX_RULE_SETS} rule sets")
+            for text in getattr(self, key):
+                try:
+                    drawn = parse_rules(text)
+                    check_expressible(drawn)
+                except ValueError as error:
+                    need(False, key, str(error))
+                if self.rules in PRESETS:
+                    need(drawn.hand_size == PRESETS[self.rules].hand_size, key,
+                         f"rule sets dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
         if self.rule_space:
             try:
                 space = get_rule_space(self.rule_space)
@@ -324,16 +325,6 @@ class TrainConfig:
             if self.rules in PRESETS:
                 need(space.base.hand_size == PRESETS[self.rules].hand_size, "rule_space",
                      f"a space dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
-        need(len(self.towers_rule_sets) <= MAX_RULE_SETS, "towers_rule_sets", f"at most {MAX_RULE_SETS} rule sets")
-        for text in self.towers_rule_sets:
-            try:
-                named = parse_rules(text)
-                check_expressible(named)
-            except ValueError as error:
-                need(False, "towers_rule_sets", str(error))
-            if self.rules in PRESETS:
-                need(named.hand_size == PRESETS[self.rules].hand_size, "towers_rule_sets",
-                     f"rule sets dealing the hand size of rules ({PRESETS[self.rules].hand_size} cards)")
         need(not self.towers_rule_sets or (self.towers_from and self.rule_space), "towers_rule_sets",
              "empty unless towers_from and rule_space are set (they replace a share of the space's sets)")
         need(0.0 <= self.towers_rule_sets_share <= 1.0, "towers_rule_sets_share", "a number from 0 to 1")
