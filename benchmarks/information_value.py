@@ -197,8 +197,9 @@ def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = 
 
     from yaniv.rules import parse_rules
 
-    rule_sets = house_rule_sets(parse_rules(rules), house_share, seed) if house_share else None
-    venv = YanivVecEnv(num_envs=128, players=2, rules=parse_rules(rules), opponents=opponent, episode="round",
+    parsed = parse_rules(rules)
+    rule_sets = house_rule_sets(parsed, house_share, seed) if house_share else None
+    venv = YanivVecEnv(num_envs=128, players=2, rules=parsed, opponents=opponent, episode="round",
                        round_reward="relative", seed=seed, rule_sets=rule_sets)
     return Extra(venv)
 
