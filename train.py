@@ -31,6 +31,7 @@ from agents.policies.ppo import one_blas_thread
 from agents.training import (
     SelfPlayCallback, TrainConfig, imitation_stage, imitation_summary, new_run, resume_run, self_play_envs,
 )
+from agents.training.callbacks import TB_LOG_NAME
 from agents.training.config import requested_backend
 
 
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     if model.num_timesteps < config.total_timesteps:
         try:
             model.learn(total_timesteps=config.total_timesteps - model.num_timesteps, callback=callback,
-                        reset_num_timesteps=not run.resumed, tb_log_name="ppo")
+                        reset_num_timesteps=not run.resumed, tb_log_name=TB_LOG_NAME)
         except KeyboardInterrupt:
             interrupted = True
             if callback.bar is not None:

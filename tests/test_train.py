@@ -91,6 +91,23 @@ def test_resume_continues_the_step_count_pool_and_curves(run_dir, tmp_path):
     assert load_config(copy / "config.yaml").total_timesteps == 1536
 
 
+def test_an_evaluation_due_in_the_last_rollout_is_left_to_the_final_one(tmp_path):
+    """Rollouts of 512 steps, an evaluation every 500: the one due at 1,000 falls in the last rollout
+    (512 to 1,024), whose end the final evaluation plays; a resume to 1,536 does not evaluate again at
+    once, and its own due one (1,500) is again the final one's."""
+    tiny = [a for a in TINY if not a.startswith(("total_timesteps", "eval_every"))]
+    done = train("--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=ends", *tiny,
+                 "total_timesteps=1000", "eval_every=500")
+    assert done.returncode == 0, done.stderr
+    state = json.loads((tmp_path / "ends" / "state.json").read_text())
+    assert [e["step"] for e in state["evaluations"]] == [500, 1024]
+    assert state["next_eval"] == 1500
+    again = train("--resume", str(tmp_path / "ends"), "total_timesteps=1536")
+    assert again.returncode == 0, again.stderr
+    state = json.loads((tmp_path / "ends" / "state.json").read_text())
+    assert [e["step"] for e in state["evaluations"]] == [500, 1024, 1536]
+
+
 # A value other than the saved run's, for each key a resumed run cannot change.
 FIXED_CHANGES = {
     "name": "other", "runs_dir": "elsewhere", "n_envs": "3", "n_steps": "128", "batch_size": "128", "n_epochs": "2",

@@ -9,12 +9,13 @@
 Every ``snapshot_every`` steps the callback adds a frozen copy of the learner to the opponent pool
 (and to the run's pool/ folder, which keeps the pool's snapshots only); every ``eval_every`` steps
 (0: only when asked) it plays the current policy against each of ``eval_opponents`` in all other
-seats (``eval_games`` games or rounds at ``eval_players`` seats, the same seed each time) and keeps
-the best by mean win rate as checkpoints/best.zip and best.npz; every ``checkpoint_every`` steps it
-writes checkpoints/latest.zip and latest.npz, then state.json (``agents.training.runs`` gives the
-write order that keeps every kill point resumable). TensorBoard gets SB3's PPO figures,
-``eval_<opponent>/*``, ``eval/mean_win_rate``, ``selfplay/*`` (env steps per second, the opponents'
-share of the rollout time, the pool's size) and the whole config as text.
+seats (``eval_games`` games or rounds at ``eval_players`` seats, the same seed each time; one due in
+the run's last rollout is left to the final evaluation) and keeps the best by mean win rate as
+checkpoints/best.zip and best.npz; every ``checkpoint_every`` steps it writes checkpoints/latest.zip
+and latest.npz, then state.json (``agents.training.runs`` gives the write order that keeps every
+kill point resumable). TensorBoard gets SB3's PPO figures, ``eval_<opponent>/*``,
+``eval/mean_win_rate``, ``selfplay/*`` (env steps per second, the opponents' share of the rollout
+time, the pool's size) and the whole config as text.
 
 Contract: everything the callback must remember across a resume lives in ``state`` (the run's
 state.json, ``agents.training.runs``), so a resumed run continues its schedule, pool and
@@ -34,6 +35,9 @@ from agents.policies.ppo import NumpyPolicy, PPOAgent
 from agents.training.config import TrainConfig
 from agents.training.runs import save_model_atomically, save_state
 from agents.training.selfplay import OpponentPool
+
+TB_LOG_NAME = "ppo"
+"""The TensorBoard run's name under the run's tb/ (tb/ppo_1, continued on every resume)."""
 
 
 def evaluate_policy(
@@ -187,7 +191,7 @@ class SelfPlayCallback(BaseCallback):
         start = time.perf_counter()
         if self._due("next_snapshot", c.snapshot_every):
             self.add_snapshot()
-        if c.eval_every and self._due("next_eval", c.eval_every):
+        if c.eval_every and not self._in_last_rollout() and self._due("next_eval", c.eval_every):
             self.evaluate()
         if self._due("next_checkpoint", c.checkpoint_every):
             self.save_checkpoint()
@@ -198,6 +202,15 @@ class SelfPlayCallback(BaseCallback):
             rate = self.state.get("last_steps_per_second")
             self.bar.set_postfix_str((f"{rate:,.0f} steps/s | " if rate else "") + self._eval_text, refresh=False)
         return True
+
+    def _in_last_rollout(self) -> bool:
+        """Whether the rollout under way is the run's last: ``learn`` stops once a rollout ends at or
+        past ``total_timesteps``, and ``final_evaluation`` follows it. An evaluation due inside it
+        waits for that one: it would play the same policy but for the last update, which a rate
+        falling to zero makes no update at all (a second point on the curve, and 200 games an
+        opponent, for nothing)."""
+        c = self.config
+        return self._rollout_steps + c.n_envs * c.n_steps >= c.total_timesteps
 
     def _on_training_end(self) -> None:
         if self.bar is not None:
@@ -254,8 +267,18 @@ class SelfPlayCallback(BaseCallback):
         self.save_checkpoint()
 
     def final_evaluation(self) -> None:
-        """An evaluation at the current step, unless one ran there already."""
+        """An evaluation at the current step, unless one ran there already; it stands for any that
+        fell due in the last rollout (so a run resumed with more steps does not evaluate again at
+        once)."""
+        advanced = bool(self.config.eval_every) and self._due("next_eval", self.config.eval_every)
         evaluations = self.state.get("evaluations", [])
         if not evaluations or evaluations[-1]["step"] != self.num_timesteps:
-            self.evaluate()
+            if not hasattr(self.model, "_logger"):  # learn never ran here: a resume with no steps left
+                from stable_baselines3.common.utils import configure_logger
+
+                self.model.set_logger(configure_logger(self.model.verbose, self.model.tensorboard_log,
+                                                       TB_LOG_NAME, reset_num_timesteps=False))
+            self.evaluate()  # saves the state
+        elif advanced:
+            save_state(self.run_dir, self.state)
 
