@@ -253,6 +253,32 @@ def shipped_bot(argument: str | None) -> Path:
     return default_bot_dir()
 
 
+POLICY_NAMES = ("ppo", "onnx", "default")  # the specs of a trained policy (what ``plan:`` searches over)
+
+
+def plan_argument(argument: str | None) -> tuple[int | None, str]:
+    """``plan[:N]:BOT``: the search budget (None: the planner's default) and the policy spec BOT,
+    checked by ``planned_policy``."""
+    if not argument:
+        raise ValueError("needs a policy: plan[:N]:BOT, BOT such as default, onnx:DIR or ppo:PATH")
+    head, sep, rest = argument.partition(":")
+    if sep and head.isdigit():
+        if int(head) < 1:
+            raise ValueError("the search budget must be a whole number >= 1")
+        if not rest:
+            raise ValueError("needs a policy after the budget: plan:N:BOT")
+        return int(head), rest
+    return None, argument
+
+
+def planned_policy(spec: Spec) -> None:
+    """``plan:``'s check: BOT is a trained policy's spec (checked as itself, with the same trust)."""
+    inner = parse_spec(spec.value[1], trust_pickle=spec.trust_pickle)
+    if inner.name not in POLICY_NAMES:
+        raise ValueError(f"{spec.value[1]!r} is not a trained policy (plan searches over a policy: "
+                         f"{', '.join(POLICY_NAMES)} or a path)")
+
+
 # ----------------------------------------------------------------------------------------------
 # The built-in names. Each parser and factory imports what it needs on use, so that ``import
 # agents`` and ``check_spec`` stay light (the ONNX helpers import yaniv_env, and with it gymnasium).
@@ -298,6 +324,14 @@ def _exported(spec: Spec, seed: int | None) -> Agent:
     return PPOAgent(ExportedPolicy(spec.value), seed, name=spec.text)
 
 
+def _planner(spec: Spec, seed: int | None) -> Agent:
+    from agents.policies.planner import PLAN_BUDGET, PlannerAgent
+
+    budget, bot = spec.value
+    policy = make_agent(bot, trust_pickle=spec.trust_pickle).policy  # a PPOAgent's: NumpyPolicy or ExportedPolicy
+    return PlannerAgent(policy, seed, PLAN_BUDGET if budget is None else budget, name=spec.text)
+
+
 register("random", _random, help="uniform over the legal moves")
 register("greedy", _greedy, help="sheds the most points now, calls Yaniv at the first chance")
 register("heuristic", _heuristic, parse=heuristic_parameters, usage="heuristic[:K=V,...]",
@@ -310,3 +344,6 @@ register("ppo", _ppo, parse=policy_file, check=trusted_policy_file, usage="ppo:P
 register("onnx", _exported, parse=bot_folder, usage="onnx:DIR",
          help="an exported bot (python -m agents.policies.export), played with onnxruntime")
 register("default", _exported, parse=shipped_bot, help="the exported bot shipped with the package")
+register("plan", _planner, parse=plan_argument, check=planned_policy, usage="plan[:N]:BOT",
+         help="a trained policy (BOT: default, onnx:DIR, ppo:PATH or a path) whose top moves the search's "
+              "rollouts check, N per decision")

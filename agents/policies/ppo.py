@@ -325,13 +325,18 @@ class PPOAgent(SeededAgent):
         self.sample = sample
         self.name = name
 
-    def act(self, view: PlayerView) -> Move:
+    def observer(self, view: PlayerView):
+        """The ``Observer`` of the view's rules and table (cached), once the policy is checked to fit it."""
         observer = _observer(view.rules, view.num_players)
         if self.policy.observation_size != observer.size or self.policy.num_actions != observer.table.size:
             raise ValueError(
                 f"policy {self.name!r} takes {self.policy.observation_size} observations and "
                 f"{self.policy.num_actions} actions, but these rules need {observer.size} and {observer.table.size}"
             )
+        return observer
+
+    def act(self, view: PlayerView) -> Move:
+        observer = self.observer(view)
         action = self.policy.act(observer.observe(view), observer.action_mask(view), self.rng if self.sample else None)
         return observer.table.to_move(action, view)
 

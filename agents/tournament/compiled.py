@@ -13,6 +13,8 @@ spec                       how its seats move
 ``ppo:PATH``               the policy's ``act_batch`` (``NumpyPolicy``): one forward pass for the
 ``onnx:DIR``, ``default``  seats of every game of the batch that wait on it
                            (``ExportedPolicy.act_batch``); its best legal action, as ``PPOAgent``
+``plan[:N]:BOT``           its policy's candidates for every waiting game (one forward pass), then
+                           ``search.choose_games``: the compiled rollouts (``agents.policies.planner``)
 an agent object with       its own ``act_batch(observations, masks)`` (``PPOAgent``, unless it
 ``act_batch``              samples): how a training run evaluates its current policy
 =========================  =====================================================================
@@ -35,7 +37,7 @@ turn cap and ``MAX_MOVES``, and the same ``GameRecord`` fields. Randomness:
 * **Deals.** Each game's own generator (``engine.seed_rng``) is seeded from the deal's seed,
   ``plan.deal_seed(deal)``, and serves the deal and the reshuffles only, so every
   rotation and line-up of a deal is dealt the same first hands.
-* **Agents.** The random bot and the search draw from their seat's own generator, seeded from
+* **Agents.** The random bot, the search and the planner draw from their seat's own generator, seeded from
   ``plan.agent_seed(game, seat)``, as the Python agents are ``reset``; the other bots
   and the policies (their best action) use none.
 
@@ -85,9 +87,9 @@ if TYPE_CHECKING:
     from agents.tournament.schedule import TournamentPlan
 
 # Seat kinds: how a seat moves.
-RANDOM, GREEDY, HEURISTIC, SEARCH, POLICY = 0, 1, 2, 3, 4
+RANDOM, GREEDY, HEURISTIC, SEARCH, POLICY, PLAN = 0, 1, 2, 3, 4, 5
 KIND_NAMES: Final = {"random": RANDOM, "greedy": GREEDY, "heuristic": HEURISTIC, "search": SEARCH,
-                     "ppo": POLICY, "onnx": POLICY, "default": POLICY}
+                     "ppo": POLICY, "onnx": POLICY, "default": POLICY, "plan": PLAN}
 
 # A game's status (T_STATUS).
 PLAYING, AT_POLICY, OVER, ILLEGAL_MOVE, TOO_LONG, NO_MOVE = 0, 1, 2, 3, 4, 5
@@ -118,7 +120,8 @@ SCRATCH: Final = max(bots.SCRATCH, OBSERVE_SCRATCH)
 @dataclass(frozen=True)
 class CompiledForm:
     """How a spec plays on the core: its seat kind and what that kind needs (the heuristic's keyword
-    arguments, the search's budget or None, the policy's spec)."""
+    arguments, the search's budget or None, the policy's spec, the planner's (budget or None, policy
+    spec))."""
 
     kind: int
     value: Any
@@ -139,7 +142,7 @@ def compiled_form(spec: object, trust_pickle: bool = False) -> CompiledForm | No
             bots.heuristic_params(**checked.value)
         except (TypeError, ValueError):
             return None  # a setting the port does not take
-    return CompiledForm(kind, checked.value if kind != POLICY else spec)
+    return CompiledForm(kind, spec if kind == POLICY else checked.value)
 
 
 def check_core_rules(rules: Any) -> str | None:
@@ -253,7 +256,7 @@ def advance(S, R, A, K, Q, HP, SP, SH, T, games, max_moves):
                 break
             seat = s[CURRENT]
             kind = K[g, seat]
-            if kind == POLICY:
+            if kind >= POLICY:  # a policy or a planner: decided outside, for every waiting game at once
                 T[g, T_STATUS] = AT_POLICY
                 waiting += 1
                 break
@@ -330,8 +333,10 @@ class BatchPlayer:
         self.buf = np.zeros(SCRATCH, dtype=np.int64)
 
     def policy(self, agent: int) -> Any:
+        """Agent ``agent``'s batched policy (a planner's: the network it searches over), loaded on first use."""
         if agent not in self.policies:
-            value = self.forms[agent].value
+            form = self.forms[agent]
+            value = form.value[1] if form.kind == PLAN else form.value
             self.policies[agent] = value if not isinstance(value, str) else batched_policy(value, self.plan.trust_pickle)
         return self.policies[agent]
 
@@ -403,7 +408,10 @@ class BatchPlayer:
         masks = np.zeros((games.size, self.num_actions), dtype=np.int8)
         observe_games(S, games, seats, obs, self.buf)
         mask_games(S, games, masks, self.buf)
-        actions = np.asarray(self.policy(agent).act_batch(obs, masks))
+        if self.forms[agent].kind == PLAN:
+            actions = self._plan(agent, games, seats, obs, masks)
+        else:
+            actions = np.asarray(self.policy(agent).act_batch(obs, masks))
         self.seconds[games, seats] += (time.perf_counter() - start) / games.size
         label = self.plan.labels[agent]
         if actions.shape != games.shape or not np.issubdtype(actions.dtype, np.integer):
@@ -414,6 +422,19 @@ class BatchPlayer:
         if failed >= 0:
             self._fail(int(games[failed]))
         self._advance(games)
+
+    def _plan(self, agent: int, games: np.ndarray, seats: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """A planner's moves (``agents.policies.planner``): its network's candidates for every waiting
+        game, checked by the compiled search's rollouts on each seat's own generator."""
+        from agents.policies.planner import PLAN_BUDGET, PLAN_TOP_K, policy_candidates
+
+        S, R, A, K, Q, T = self._arrays
+        budget = self.forms[agent].value[0] or PLAN_BUDGET
+        yaniv = action_table(self.plan.rules.hand_size).yaniv
+        cands, counts = policy_candidates(self.policy(agent), obs, masks, yaniv, PLAN_TOP_K, budget)
+        actions = np.empty(games.size, dtype=np.int64)
+        search.choose_games(S, A, games, seats.astype(np.int64), cands, counts, search.search_params(budget), actions)
+        return actions
 
     def _fail(self, j: int) -> None:
         """Raise the error of game j (its status says which)."""

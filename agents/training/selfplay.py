@@ -173,12 +173,13 @@ class SelfPlayEnv(gym.Env):
 def core_controller(spec: str) -> Any | None:
     """What plays baseline ``spec`` on the compiled core (``yaniv_env.vector``): the spec itself for
     a compiled bot (random, greedy, the heuristic with numeric settings, the search), a policy with
-    ``act_batch`` for ``ppo:``, ``onnx:`` and ``default``; None for a spec with neither."""
+    ``act_batch`` for ``ppo:``, ``onnx:`` and ``default``; None for a spec with neither (a planner
+    among them)."""
     from agents.registry import parse_spec
-    from agents.tournament.compiled import POLICY, batched_policy, compiled_form
+    from agents.tournament.compiled import PLAN, POLICY, batched_policy, compiled_form
 
     form = compiled_form(spec)
-    if form is None:
+    if form is None or form.kind == PLAN:  # the planner's rollouts are the tournament's alone
         return None
     if form.kind == POLICY:
         return batched_policy(spec)

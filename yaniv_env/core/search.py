@@ -50,6 +50,8 @@ Kernels (``@njit(cache=True)``; ``s`` a row, ``r`` a generator):
 ``search_action(s, r, params, heuristic) -> int``          the move (above); -1 when the game is over
 ``candidates(s, params, heuristic, out) -> int``           step 1 into ``out`` (``MAX_CANDIDATES``)
 ``choose(s, r, params, cands, k) -> int``                  step 5: the index of the candidate to play
+``choose_games(S, A, games, seats, cands, counts, params,  ``choose`` in many rows, on candidates given
+out)``                                                     from outside (``agents.policies.planner``)
 ``sample_view(s, seat, r, rho, sweeps) -> row``            one sample of ``seat``'s view (step 2), for
                                                            tests and one-off use; the search prepares the
                                                            view once (``prepare_view``) and draws many
@@ -883,3 +885,18 @@ def search_games(S, R, games, params, heuristic, out):
     for k in range(games.shape[0]):
         g = games[k]
         out[k] = search_action(S[g], R[g], params, heuristic)
+
+
+@njit(cache=True)
+def choose_games(S, A, games, seats, cands, counts, params, out):
+    """``out[k]``: the candidate ``choose`` plays among ``cands[k, :counts[k]]`` (action ids, the default
+    first) in row ``S[games[k]]``, with the generator of the seat to move, ``A[games[k], seats[k]]``; the
+    lone candidate at once. The planner's seats (``agents.policies.planner``): its candidates come from a
+    network instead of the heuristic."""
+    for k in range(games.shape[0]):
+        g = games[k]
+        if counts[k] == 1:
+            out[k] = cands[k, 0]
+        else:
+            q = seats[k]
+            out[k] = cands[k, choose(S[g], A[g, q : q + 1], params, cands[k], counts[k])]
