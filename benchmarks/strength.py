@@ -23,7 +23,8 @@ interval, the number of games, the target and whether it is met.
   play from one of aim (a game of one round is won by winning the round, and a bot playing for
   points may take more of them and win fewer);
 * ``loops``: full games against each baseline (random, greedy, heuristic, search) and against
-  itself: the rounds that reached the turn cap (target: none).
+  itself: the rounds that reached the turn cap (target: none). ``--loops-against`` names the
+  opponents, ``--loop-games`` the games against each (the issue's 10,000; fewer for a slow bot).
 
 ``--quick`` plays a tenth of the games (a smoke run; the intervals are then too wide to decide).
 ``--scale K`` plays K times the games: the counts above are the issue's least, and where a figure
@@ -77,7 +78,10 @@ def main() -> None:
     parser.add_argument("--max-turns", type=int, default=500, help="turn cap of a round (default: 500)")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     parser.add_argument("--loops-against", default="random,greedy,heuristic,search,self",
-                        help="the loop check's opponents, 'self' for the bot itself (default: all)")
+                        help="the loop check's opponents, 'self' for the bot itself, 'teacher' for its teacher "
+                             "(default: the baselines and itself)")
+    parser.add_argument("--loop-games", type=int, default=10_000,
+                        help="full games against each in the loop check, before --quick/--scale (default: 10,000)")
     args = parser.parse_args()
     only = [c.strip() for c in args.only.split(",") if c.strip()]
     unknown = sorted(set(only) - set(CHECKS))
@@ -85,6 +89,8 @@ def main() -> None:
         parser.error(f"unknown check(s) {', '.join(unknown)}; the checks are {', '.join(CHECKS)}")
     if not 1 <= args.scale <= 100:
         parser.error(f"--scale must be 1 to 100, got {args.scale}")
+    if not 1 <= args.loop_games <= 1_000_000:
+        parser.error(f"--loop-games must be 1 to 1,000,000, got {args.loop_games}")
     if args.quick and args.scale != 1:
         parser.error("--quick and --scale are two sizes: give one")
     factor = 0.1 if args.quick else args.scale
@@ -133,9 +139,10 @@ def main() -> None:
             print(f"rules {name}: {interval(me)} of {me.games} games vs heuristic, margin {me.margin:+.2f} points a "
                   f"round; target >= 55%: {verdict(me.win_rate >= 0.55)} ({seconds:.0f} s)")
     if "loops" in only:
-        against = [bot if name.strip() == "self" else name.strip() for name in args.loops_against.split(",")]
+        aliases = {"self": bot, "teacher": TEACHER}  # a spec with a comma cannot go in the list
+        against = [aliases.get(name.strip(), name.strip()) for name in args.loops_against.split(",")]
         for other in [name for name in against if name]:
-            result, seconds = play([bot, other], 2, 10_000)
+            result, seconds = play([bot, other], 2, args.loop_games)
             print(f"loops vs {other if other != bot else 'itself'}: {result.capped_rounds} of {result.rounds} rounds "
                   f"reached the turn cap in {result.games} games; target 0: {verdict(result.capped_rounds == 0)} "
                   f"({seconds:.0f} s)")
