@@ -75,6 +75,21 @@ def positions(rules: Rules, players: int, count: int, seed: int, *, single_round
             turns += 1
 
 
+def heuristic_positions(players: int, rounds: int, seed: int = 0, rules: str = "default") -> list[Game]:
+    """Every position of ``rounds`` single rounds (seeds ``seed``, ``seed + 1``, ...) of the baseline
+    heuristic against itself, under ``RULE_SETS[rules]``: realistic positions, not random ones."""
+    from agents.baselines.heuristic import HeuristicAgent
+
+    agent = HeuristicAgent()
+    out = []
+    for i in range(rounds):
+        game = Game(players, RULE_SETS[rules], seed=seed + i, single_round=True)
+        while not game.is_over:
+            out.append(game.copy())
+            game.apply(agent.act(game.view(game.current)))
+    return out
+
+
 class SideBySide:
     """A Python ``Game`` and a core row, moved together; ``check()`` compares them."""
 

@@ -21,7 +21,7 @@ import pytest
 from agents.baselines.heuristic import HeuristicAgent
 from agents.baselines.heuristic import relief as reference_relief
 from agents.baselines.search import RolloutPolicy, SearchAgent, _combines, informed_sample, placing
-from core_support import RULE_SETS, positions, tables
+from core_support import RULE_SETS, heuristic_positions, positions, tables
 from yaniv.cards import parse_cards
 from yaniv.game import Game
 from yaniv.ranking import final_ranks, standing_keys
@@ -41,18 +41,6 @@ def _rng(seed: int) -> np.ndarray:
 def _hand(row: np.ndarray, seat: int) -> list[int]:
     at = L.HAND + seat * L.HAND_ROOM
     return [int(c) for c in row[at : at + row[L.HAND_LEN + seat]]]
-
-
-def _heuristic_positions(players: int, rounds: int, seed: int = 0, rules: str = "default") -> list[Game]:
-    """Every position of ``rounds`` single rounds of the baseline heuristic against itself."""
-    agent = HeuristicAgent()
-    out = []
-    for i in range(rounds):
-        game = Game(players, RULE_SETS[rules], seed=seed + i, single_round=True)
-        while not game.is_over:
-            out.append(game.copy())
-            game.apply(agent.act(game.view(game.current)))
-    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -118,7 +106,7 @@ def test_candidates_are_the_reference_candidates():
     """The heuristic's top four and Yaniv where the reference puts it, cut to ``budget // 4``."""
     ranking = B.heuristic_params(call_risk=S.CALL_RISK)
     out = np.empty(S.MAX_CANDIDATES, dtype=np.int64)
-    games = _heuristic_positions(2, 12) + _heuristic_positions(3, 4) + _heuristic_positions(2, 4, rules="slamdown")
+    games = heuristic_positions(2, 12) + heuristic_positions(3, 4) + heuristic_positions(2, 4, rules="slamdown")
     for budget in (128, 8):
         agent = SearchAgent(seed=0, budget=budget)
         params = S.search_params(budget)
@@ -323,7 +311,7 @@ def test_the_compiled_playouts_score_a_game_of_one_round_by_its_placing():
 def test_search_is_deterministic_given_its_seed():
     params = S.search_params(32)
     ranking = B.heuristic_params(call_risk=S.CALL_RISK)
-    rows = [L.from_game(g) for g in _heuristic_positions(2, 3)]
+    rows = [L.from_game(g) for g in heuristic_positions(2, 3)]
     runs = []
     for _ in range(2):
         r = _rng(11)
@@ -340,7 +328,7 @@ def test_search_plays_legal_moves():
     buf = np.empty(L.MAX_DISCARDS, dtype=np.int64)
     small = S.search_params(12)
     cases = [(small, g) for _, rules, n in tables(players=(2, 3, 4)) for g in positions(rules, n, 6, seed=5)]
-    cases += [(S.search_params(), g) for g in _heuristic_positions(2, 3)]
+    cases += [(S.search_params(), g) for g in heuristic_positions(2, 3)]
     for params, game in cases:
         if game.is_over:
             continue

@@ -7,14 +7,13 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.baselines.heuristic import HeuristicAgent
 from agents.policies.onnx import ExportedPolicy, default_bot_dir
 from agents.policies.planner import MAX_PLAN_CANDIDATES, PlannerAgent, plan_candidates, policy_candidates
 from agents.policies.ppo import PPOAgent
 from agents.policies.stall import STALL_TURNS
 from agents.registry import check_spec
 from agents.tournament import run_tournament
-from tests.core_support import RULE_SETS
+from tests.core_support import heuristic_positions
 from yaniv import Game
 from yaniv_env.core import engine as E
 from yaniv_env.core import layout as L
@@ -73,46 +72,41 @@ def shipped():
     return ExportedPolicy(default_bot_dir())
 
 
-def _positions(players: int, rounds: int, rules: str = "default", seed: int = 0) -> list[Game]:
-    """Every position of ``rounds`` single rounds of the heuristic against itself."""
-    agent = HeuristicAgent()
-    out = []
-    for i in range(rounds):
-        game = Game(players, RULE_SETS[rules], seed=seed + i, single_round=True)
-        while not game.is_over:
-            out.append(game.copy())
-            game.apply(agent.act(game.view(game.current)))
-    return out
+def _core_candidates(policy, game: Game) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The core form's candidates of ``game``'s position, from the batched observation and mask
+    the tournament builds: ``(cands, counts, row)``."""
+    table = action_table(game.rules.hand_size)
+    rows = L.from_game(game)[None, :]
+    obs = np.zeros((1, observation_size(game.rules.hand_size)), dtype=np.float32)
+    masks = np.zeros((1, table.size), dtype=np.int8)
+    buf = np.empty(SCRATCH, dtype=np.int64)
+    observe_games(rows, np.zeros(1, dtype=np.int64), rows[:, L.CURRENT].copy(), obs, buf)
+    mask_games(rows, np.zeros(1, dtype=np.int64), masks, buf)
+    cands, counts = policy_candidates(policy, obs, masks, table.yaniv)
+    return cands, counts, rows[0]
 
 
 def test_both_forms_search_the_same_candidates(shipped):
     """The Python form's candidates (from the view) are the core's (from the row: the batched
     observation and mask the tournament builds), at 2 and 3 seats and in slamdown phases."""
-    games = _positions(2, 6) + _positions(3, 3) + _positions(2, 12, rules="slamdown")
-    buf = np.empty(SCRATCH, dtype=np.int64)
+    games = heuristic_positions(2, 6) + heuristic_positions(3, 3) + heuristic_positions(2, 12, rules="slamdown")
     planner = PlannerAgent(shipped, seed=0)
     slamdowns = 0
     for game in games:
         view = game.view(game.current)
         table = action_table(game.rules.hand_size)
         python = [table.to_action(m, view) for m in planner.candidates(view)]
-        rows = L.from_game(game)[None, :]
-        obs = np.zeros((1, observation_size(game.rules.hand_size)), dtype=np.float32)
-        masks = np.zeros((1, table.size), dtype=np.int8)
-        observe_games(rows, np.zeros(1, dtype=np.int64), rows[:, L.CURRENT].copy(), obs, buf)
-        mask_games(rows, np.zeros(1, dtype=np.int64), masks, buf)
-        cands, counts = policy_candidates(shipped, obs, masks, table.yaniv)
+        cands, counts, row = _core_candidates(shipped, game)
         assert python == list(cands[0, : counts[0]])
-        assert python[0] == PPOAgent(shipped).observer(view).table.to_action(PPOAgent(shipped).act(view), view)
-        slamdowns += rows[0, L.PHASE] == L.PHASE_SLAMDOWN
+        assert python[0] == table.to_action(PPOAgent(shipped).act(view), view)
+        slamdowns += row[L.PHASE] == L.PHASE_SLAMDOWN
     assert slamdowns >= 3
 
 
 def test_past_the_stall_turn_the_planner_is_its_network(shipped):
     """Once a round has run 100 turns both forms keep one candidate, the network's move (the stall
     rule applied), in slamdowns too: the planner's loop guarantee is the network's."""
-    games = _positions(2, 3) + _positions(3, 2) + _positions(2, 12, rules="slamdown")
-    buf = np.empty(SCRATCH, dtype=np.int64)
+    games = heuristic_positions(2, 3) + heuristic_positions(3, 2) + heuristic_positions(2, 12, rules="slamdown")
     planner, network = PlannerAgent(shipped, seed=0), PPOAgent(shipped)
     searched = slamdowns = 0
     for game in games:
@@ -122,14 +116,9 @@ def test_past_the_stall_turn_the_planner_is_its_network(shipped):
         game.turn = STALL_TURNS + 7
         view = game.view(game.current)
         assert planner.candidates(view) == [network.act(view)] and planner.act(view) == network.act(view)
-        rows = L.from_game(game)[None, :]
-        obs = np.zeros((1, observation_size(game.rules.hand_size)), dtype=np.float32)
-        masks = np.zeros((1, table.size), dtype=np.int8)
-        observe_games(rows, np.zeros(1, dtype=np.int64), rows[:, L.CURRENT].copy(), obs, buf)
-        mask_games(rows, np.zeros(1, dtype=np.int64), masks, buf)
-        cands, counts = policy_candidates(shipped, obs, masks, table.yaniv)
+        cands, counts, row = _core_candidates(shipped, game)
         assert counts[0] == 1 and cands[0, 0] == table.to_action(network.act(view), view)
-        slamdowns += rows[0, L.PHASE] == L.PHASE_SLAMDOWN
+        slamdowns += row[L.PHASE] == L.PHASE_SLAMDOWN
     assert searched > len(games) // 2 and slamdowns >= 3  # the same positions before the stall turn search
 
 
@@ -137,14 +126,14 @@ def test_the_network_s_move_stands_when_no_rollout_can_overrule_it(shipped):
     """With an unreachable confidence the planner plays its network's move, every time."""
     planner = PlannerAgent(shipped, seed=0, budget=16, confidence=1e9)
     network = PPOAgent(shipped)
-    for game in _positions(2, 3) + _positions(4, 1):
+    for game in heuristic_positions(2, 3) + heuristic_positions(4, 1):
         view = game.view(game.current)
         assert planner.act(view) == network.act(view)
 
 
 def test_the_batched_kernel_is_choose_row_by_row(shipped):
     """``choose_games`` on a batch equals ``choose`` on each row with the same seat generators."""
-    games = [g for g in _positions(2, 4) + _positions(3, 2) if not g.is_over]
+    games = [g for g in heuristic_positions(2, 4) + heuristic_positions(3, 2) if not g.is_over]
     rows = np.array([L.from_game(g) for g in games])
     seats = rows[:, L.CURRENT].copy()
     buf = np.empty(SCRATCH, dtype=np.int64)
