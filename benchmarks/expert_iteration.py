@@ -34,7 +34,8 @@ measures instead: each bot's margin over ``--rounds`` heads-up single rounds aga
 
 A label costs about a millisecond on one core (the planner's 256 rollouts), so 1.6 M take half an
 hour. What it gave (docs/experiments.md, 2026-12-06): the single-round margin of the shipped network
-from +0.86 to +1.09 a round (1.6 M labels, in one iteration or two; a third added nothing), and the
+from +0.86 to +1.09 a round (1.6 M labels, in one iteration or two; a third added nothing), +1.16
+with the same labels fitted at ``--lr 3e-4`` (the default, 1e-4, is the rate of the first runs), and the
 no-jokers game of one round from 54.6% to 55.5% (tower 1, 800,000 labels); labels from heads-up
 play alone cost tower 0 a point or more in full games and at four players.
 
