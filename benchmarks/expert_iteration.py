@@ -145,6 +145,7 @@ def fit(policy: NumpyPolicy, data: dict[str, np.ndarray], epochs: int, lr: float
         towers.append((policy.tower_weights, policy.tower_biases))
     params = [([torch.nn.Parameter(torch.tensor(w.T.copy())) for w in ws],  # (out, in)
                [torch.nn.Parameter(torch.tensor(b.copy())) for b in bs]) for ws, bs in towers]
+    layers_out = policy.num_actions
     act = torch.tanh if policy.activation == "tanh" else torch.relu
     skip_index = None if policy.skip_index is None else torch.tensor(policy.skip_index)
     skip_weight = None if policy.skip_weight is None else torch.tensor(policy.skip_weight)
@@ -157,7 +158,13 @@ def fit(policy: NumpyPolicy, data: dict[str, np.ndarray], epochs: int, lr: float
         return h @ layers[-1].T + biases[-1]
 
     def logits(x: torch.Tensor, route: torch.Tensor) -> torch.Tensor:
-        out = mlp(x, 0) if len(params) == 1 else torch.where(route[:, None], mlp(x, 1), mlp(x, 0))
+        if len(params) == 1 or not route.any():
+            out = mlp(x, 0)
+        elif route.all():
+            out = mlp(x, 1)
+        else:  # each row through its own tower only
+            out = torch.empty(len(x), layers_out, dtype=x.dtype)
+            out = out.index_put((~route,), mlp(x[~route], 0)).index_put((route,), mlp(x[route], 1))
         if skip_index is not None:
             moves = skip_index.shape[1]
             extra = torch.einsum("nka,k->na", x[:, skip_index], skip_weight)
@@ -208,7 +215,7 @@ def paired_margins(bots: list[str], rounds: int, seed: int, rules: str, workers:
         result = run_tournament([bot, "heuristic"], 2, rounds, seed=seed, rules=parse_rules(rules), rounds=True,
                                 max_turns=500, workers=workers, progress=False, keep_records=True)
         margins = np.array([record.points[record.seats.index(1)] - record.points[record.seats.index(0)]
-                            for record in sorted(result.records, key=lambda r: r.index)], dtype=np.float64)
+                            for record in result.records], dtype=np.float64)  # in game order: paired by index
         per_bot.append(margins)
         half = 1.96 * margins.std(ddof=1) / np.sqrt(len(margins))
         print(f"{bot}: margin {margins.mean():+.3f} +- {half:.3f} over {len(margins):,} rounds", flush=True)

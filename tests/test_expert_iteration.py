@@ -33,13 +33,14 @@ def test_the_start_read_from_the_onnx_file_plays_as_the_exported_bot():
 
 def test_the_labels_are_the_planners_answers_among_the_students_candidates():
     from agents.policies.planner import PLAN_TOP_K, policy_candidates
+    from yaniv_env.encoding import action_table
 
     policy = ei.policy_from_onnx(BOT)
     data = ei.collect(policy, 512, seed=2, rules="default", budget=32)
     again = ei.collect(policy, 512, seed=2, rules="default", budget=32)
     assert all((data[k] == again[k]).all() for k in data)  # the same seed, the same positions and labels
     obs = data["obs"].astype(np.float32)
-    cands, counts = policy_candidates(policy, obs, data["masks"], 186, PLAN_TOP_K, 32)
+    cands, counts = policy_candidates(policy, obs, data["masks"], action_table(5).yaniv, PLAN_TOP_K, 32)
     assert (data["own"] == cands[:, 0]).all()  # the student plays its own best move
     for i in range(len(obs)):
         assert data["labels"][i] in cands[i, : counts[i]]
@@ -64,3 +65,14 @@ def test_the_fit_moves_each_tower_only_on_its_own_rows(rules, tower):
     assert not np.array_equal(moved[0][0], moved[1][0])
     assert all(np.array_equal(a, b) for a, b in zip(*kept))
     assert np.array_equal(fitted.skip_weight, policy.skip_weight)
+
+
+def test_the_fit_on_rows_of_both_towers_moves_both_and_changes_nothing_at_rate_zero():
+    policy = ei.policy_from_onnx(BOT)
+    parts = [ei.collect(policy, 256, seed=4, rules=rules, budget=16) for rules in ("default", "default:game_end=one_round")]
+    data = {k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
+    obs = data["obs"].astype(np.float32)
+    assert np.array_equal(ei.fit(policy, data, epochs=1, lr=0.0, seed=0).logits(obs), policy.logits(obs))
+    fitted = ei.fit(policy, data, epochs=2, lr=1e-3, seed=0, batch_size=64)
+    assert not np.array_equal(fitted.weights[0], policy.weights[0])
+    assert not np.array_equal(fitted.tower_weights[0], policy.tower_weights[0])
