@@ -51,7 +51,8 @@ Kernels (``@njit(cache=True)``; ``s`` a row, ``r`` a generator):
 ``candidates(s, params, heuristic, out) -> int``           step 1 into ``out`` (``MAX_CANDIDATES``)
 ``choose(s, r, params, cands, k) -> int``                  step 5: the index of the candidate to play
 ``choose_games(S, A, games, seats, cands, counts, params,  ``choose`` in many rows, on candidates given
-out)``                                                     from outside (``agents.policies.planner``)
+out)``                                                     from outside (``agents.policies.planner``);
+                                                           releases the GIL: threads may each take a share of ``games``
 ``sample_view(s, seat, r, rho, sweeps) -> row``            one sample of ``seat``'s view (step 2), for
                                                            tests and one-off use; the search prepares the
                                                            view once (``prepare_view``) and draws many
@@ -887,7 +888,7 @@ def search_games(S, R, games, params, heuristic, out):
         out[k] = search_action(S[g], R[g], params, heuristic)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def choose_games(S, A, games, seats, cands, counts, params, out):
     """``out[k]``: the candidate ``choose`` plays among ``cands[k, :counts[k]]`` (action ids, the default
     first) in row ``S[games[k]]``, with the generator of the seat to move, ``A[games[k], seats[k]]``; the
