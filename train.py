@@ -29,9 +29,11 @@ from pathlib import Path
 
 from agents.policies.ppo import one_blas_thread
 from agents.training import (
-    SelfPlayCallback, TrainConfig, imitation_stage, imitation_summary, new_run, resume_run, self_play_envs,
+    SelfPlayCallback, TrainConfig, expert_stage, expert_summary, imitation_stage, imitation_summary, new_run,
+    resume_run, self_play_envs,
 )
 from agents.training.callbacks import TB_LOG_NAME
+from agents.training.expert import stage_tables
 from agents.training.config import requested_backend
 
 
@@ -60,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     # -- Open the run: every check before anything is written, then claim the folder ------------
     try:
         run = resume_run(args.resume, args.overrides) if args.resume else new_run(args.config, args.overrides)
+        if run.config.expert_samples:
+            stage_tables(run.config, towers=False)  # refuses, before PPO, a baseline the stage could not seat
         run.write_files()
     except ValueError as error:
         print(f"train.py: error: {error}", file=sys.stderr)
@@ -101,8 +105,25 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\ninterrupted at step {model.num_timesteps}: checkpoint saved; continue with --resume {run.dir}")
         return 0
 
+    # -- Expert iteration: the network learns its planner's moves, once, after the last PPO step --
+    end = model.num_timesteps
+    if config.expert_samples:
+        if "expert" not in state:
+            callback.final_evaluation()  # the stage's start, measured as its end will be
+            run.save_stage_start(model, "ppo.npz", model.num_timesteps)
+            try:
+                stats = expert_stage(config, model)
+            except KeyboardInterrupt:
+                print(f"\ninterrupted in the expert stage: the last PPO step's checkpoint stands; continue with "
+                      f"--resume {run.dir}")
+                return 0
+            run.save_expert(model, stats)
+            callback.save_final_checkpoint(model)
+            print(expert_summary(config, stats), flush=True)
+        end += config.expert_samples  # the curves' step after the stage: steps and labels
+
     # -- The final evaluation (if none ran at this step) and the summary -------------------------
-    callback.final_evaluation()
+    callback.final_evaluation(end)
     run.finish(model.num_timesteps)
     return 0
 

@@ -117,6 +117,8 @@ FIXED_CHANGES = {
     "towers_from": "512", "towers_learning_rate": "1e-4", "imitation_samples": "100",
     "imitation_bot": "greedy", "imitation_epochs": "2", "imitation_rounds": "2", "imitation_learning_rate": "1e-3",
     "imitation_schedule": "cosine", "imitation_batch_size": "64", "backend": "rllib", "rllib_env": "aec",
+    "expert_samples": "1000", "expert_budget": "64", "expert_epochs": "1", "expert_learning_rate": "1e-3",
+    "expert_batch_size": "256", "expert_tower_share": "0.2",
 }
 
 

@@ -34,6 +34,7 @@ KILL_TINY = [
     "eval_episode=round", "eval_players=2", "progress=false", "players=2", "baselines=[random]",
     "eval_opponents=[random]", "imitation_samples=32", "imitation_epochs=1", "imitation_bot=greedy",
     "imitation_batch_size=32", "torch_threads=1",
+    "expert_samples=64", "expert_budget=8", "expert_epochs=1", "expert_threads=1",  # its three writes: kill points
 ]
 
 
@@ -63,6 +64,7 @@ def assert_finished(folder: Path) -> None:
     assert {p.name for p in (folder / "pool").iterdir()} == set(state["pool"]), folder
     assert not [p for p in folder.rglob("*") if ".tmp" in p.name], folder
     assert (folder / "policy.npz").is_file() and (folder / "checkpoints" / "latest.zip").is_file()
+    assert "expert" in state and (folder / "checkpoints" / "expert.zip").is_file() and (folder / "ppo.npz").is_file()
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +251,8 @@ CORRUPTIONS: dict[str, tuple[Callable[[Path], None], str]] = {
     "best_score a string": (set_state(best_score="high"), r"'best_score' must be a number"),
     "imitation a list": (set_state(imitation=[1]), r"'imitation' must be an object"),
     "an unknown key": (set_state(bogus=1), r"unknown key 'bogus'"),
-    "checkpoint missing": (remove("checkpoints/latest.zip"), r"no checkpoint .*latest\.zip.*step 128"),
+    "checkpoint missing": (remove("checkpoints/expert.zip"), r"no checkpoint .*expert\.zip.*step 128"),
+    "expert a number": (set_state(expert=3), r"'expert' must be an object"),
     "config.yaml a list": (write("config.yaml", "- a\n- b\n"), r"config\.yaml must hold a mapping of config keys, not list"),
     "config.yaml not YAML": (write("config.yaml", "a: [\n"), r"config\.yaml is not valid YAML"),
     "config.yaml nested 60,000 deep": (write("config.yaml", "[" * 60_000), r"config\.yaml.*nested"),

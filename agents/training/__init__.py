@@ -12,6 +12,7 @@ module                     job
 ``model``                  the MaskablePPO learner: ``new_model``, ``load_model``
 ``selfplay``               ``OpponentPool`` (baselines and snapshots) and ``SelfPlayEnv``
 ``imitation``              the head start: collecting a bot's decisions, behaviour cloning, DAgger
+``expert``                 the stage after PPO: the network learns the moves of its own planner
 ``callbacks``              ``SelfPlayCallback`` (snapshots, evaluation, checkpoints, progress) and
                            ``evaluate_policy``
 =========================  ====================================================================
@@ -23,6 +24,7 @@ from agents.training.callbacks import SelfPlayCallback, evaluate_policy
 from agents.training.config import (
     FIXED_ON_RESUME, ConfigError, TrainConfig, load_config, refuse_changes_on_resume,
 )
+from agents.training.expert import expert_stage, expert_summary
 from agents.training.imitation import collect_imitation_data, imitate, imitation_stage, imitation_summary
 from agents.training.model import load_model, new_model
 from agents.training.runs import (
@@ -32,7 +34,7 @@ from agents.training.selfplay import OpponentPool, SelfPlayEnv, self_play_envs
 
 __all__ = [
     "FIXED_ON_RESUME", "ConfigError", "OpponentPool", "Run", "SelfPlayCallback", "SelfPlayEnv", "TrainConfig",
-    "atomic_write_text", "collect_imitation_data", "evaluate_policy", "imitate", "imitation_stage",
-    "imitation_summary", "load_config", "load_model", "load_state", "new_model", "new_run", "new_state",
+    "atomic_write_text", "collect_imitation_data", "evaluate_policy", "expert_stage", "expert_summary", "imitate",
+    "imitation_stage", "imitation_summary", "load_config", "load_model", "load_state", "new_model", "new_run", "new_state",
     "refuse_changes_on_resume", "resume_run", "save_model_atomically", "save_state", "self_play_envs",
 ]

@@ -231,8 +231,11 @@ class SelfPlayCallback(BaseCallback):
         self.pool.add(self.num_timesteps, policy)
         self.state["pool"] = [OpponentPool.file_name(s) for s, _ in self.pool.snapshots]
 
-    def evaluate(self) -> dict[str, dict[str, float]]:
+    def evaluate(self, step: int | None = None) -> dict[str, dict[str, float]]:
+        """The current policy against every evaluation opponent, logged and kept in the state at ``step``
+        (the model's by default; after the expert stage, the steps and labels together)."""
         c = self.config
+        step = self.num_timesteps if step is None else step
         policy = self.current_policy()
         results = evaluate_opponents(policy, c)
         for opponent, stats in results.items():
@@ -240,13 +243,13 @@ class SelfPlayCallback(BaseCallback):
                 self.logger.record(f"eval_{opponent}/{key}", value)
         score = float(np.mean([r["win_rate"] for r in results.values()]))
         self.logger.record("eval/mean_win_rate", score)
-        self.logger.dump(self.num_timesteps)
-        self.state.setdefault("evaluations", []).append({"step": self.num_timesteps, "results": results})
+        self.logger.dump(step)
+        self.state.setdefault("evaluations", []).append({"step": step, "results": results})
         first = c.eval_opponents[0]
         self._eval_text = f"eval vs {first}: {results[first]['win_rate']:.0%}"
         if score > self.state.get("best_score", -1.0):
             self.state["best_score"] = score
-            self.state["best_step"] = self.num_timesteps
+            self.state["best_step"] = step
             save_model_atomically(self.model, self.run_dir / "checkpoints" / "best.zip")
             policy.save(self.run_dir / "checkpoints" / "best.npz")
         save_state(self.run_dir, self.state)
@@ -266,19 +269,20 @@ class SelfPlayCallback(BaseCallback):
         self.model, self.num_timesteps = model, model.num_timesteps
         self.save_checkpoint()
 
-    def final_evaluation(self) -> None:
-        """An evaluation at the current step, unless one ran there already; it stands for any that
-        fell due in the last rollout (so a run resumed with more steps does not evaluate again at
-        once)."""
+    def final_evaluation(self, step: int | None = None) -> None:
+        """An evaluation at ``step`` (the current step by default), unless one ran there already; it
+        stands for any that fell due in the last rollout (so a run resumed with more steps does not
+        evaluate again at once)."""
+        step = self.num_timesteps if step is None else step
         advanced = bool(self.config.eval_every) and self._due("next_eval", self.config.eval_every)
         evaluations = self.state.get("evaluations", [])
-        if not evaluations or evaluations[-1]["step"] != self.num_timesteps:
+        if not evaluations or evaluations[-1]["step"] != step:
             if not hasattr(self.model, "_logger"):  # learn never ran here: a resume with no steps left
                 from stable_baselines3.common.utils import configure_logger
 
                 self.model.set_logger(configure_logger(self.model.verbose, self.model.tensorboard_log,
                                                        TB_LOG_NAME, reset_num_timesteps=False))
-            self.evaluate()  # saves the state
+            self.evaluate(step)  # saves the state
         elif advanced:
             save_state(self.run_dir, self.state)
 

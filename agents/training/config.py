@@ -47,6 +47,7 @@ RUN = "the run's folder is the one given to --resume"
 MODEL = "SB3 saved it with the model, and MaskablePPO.load restores the saved value"
 NETWORK = "the checkpoint's network was built with it"
 IMITATION = "the imitation stage runs once, before the run's first PPO step"
+EXPERT = "the expert stage's labels are drawn from the run's seed and tables; start a new run to change them"
 BACKEND = "the run's checkpoints are its backend's own"
 RAMP = "the towers' ramp starts from it at the split, which the run has passed"
 
@@ -80,6 +81,11 @@ LIMITS: dict[str, tuple[int, int]] = {
     "imitation_epochs": (1, 1000),
     "imitation_rounds": (1, 100),
     "imitation_batch_size": (1, 1 << 20),
+    "expert_samples": (0, 3_000_000),
+    "expert_budget": (8, 4096),
+    "expert_epochs": (1, 100),
+    "expert_batch_size": (1, 1 << 20),
+    "expert_threads": (1, 64),
     "net_arch": (1, 4096),
     # RLlib's keys
     "ray_num_cpus": (0, 1 << 16),
@@ -258,6 +264,18 @@ class TrainConfig:
     imitation_schedule: str = _f("constant", "Learning rate over each imitation round's passes: constant, or cosine "
                                              "(falling to zero, half a cosine wave).", fixed=IMITATION)
     imitation_batch_size: int = _f(256, "Minibatch size of the imitation.", fixed=IMITATION)
+    expert_samples: int = _f(0, "Decisions labelled by the network's planner (its likeliest moves checked by the "
+                                "search's rollouts) after the last PPO step, which the actor then learns "
+                                "(agents.training.expert; 0: no such stage). Not counted in total_timesteps.",
+                             fixed=EXPERT)
+    expert_budget: int = _f(256, "Rollouts of the planner a decision in the expert stage.", fixed=EXPERT)
+    expert_epochs: int = _f(3, "Passes over the expert stage's labels.", fixed=EXPERT)
+    expert_learning_rate: float = _f(3e-4, "Adam learning rate of the expert stage's fit.", fixed=EXPERT)
+    expert_batch_size: int = _f(1024, "Minibatch size of the expert stage's fit.", fixed=EXPERT)
+    expert_tower_share: float = _f(0.5, "With towers: the share of the expert stage's labels drawn from the tables "
+                                        "of the towers' stage (towers_players, its rule sets); the rest from those "
+                                        "before it.", fixed=EXPERT)
+    expert_threads: int = _f(2, "Threads sharing the expert stage's rollouts.")
     progress: bool = _f(True, "Show a progress bar.")
 
     # -- The backend, and the keys of RLlib's alone (RLLIB_KEYS; docs/distributed.md) ------------
@@ -298,9 +316,9 @@ class TrainConfig:
         need(self.learning_rate_schedule in ("constant", "linear"), "learning_rate_schedule", "constant or linear")
         need(self.final_policy in ("best", "last"), "final_policy", "best or last")
         need(self.eval_players == 0 or 2 <= self.eval_players <= 8, "eval_players", "0 or 2..8")
-        for key in ("learning_rate", "clip_range", "imitation_learning_rate"):
+        for key in ("learning_rate", "clip_range", "imitation_learning_rate", "expert_learning_rate"):
             need(getattr(self, key) > 0, key, "a number > 0")
-        for key in ("gamma", "gae_lambda", "baseline_fraction", "latest_fraction", "round_share"):
+        for key in ("gamma", "gae_lambda", "baseline_fraction", "latest_fraction", "round_share", "expert_tower_share"):
             need(0.0 <= getattr(self, key) <= 1.0, key, "a number from 0 to 1")
         for key in ("ent_coef", "vf_coef"):
             need(getattr(self, key) >= 0, key, "a number >= 0")
@@ -494,6 +512,8 @@ SB3_KEYS = {
     "imitation_samples": _NOT_RLLIB, "imitation_bot": _NOT_RLLIB, "imitation_epochs": _NOT_RLLIB,
     "imitation_rounds": _NOT_RLLIB, "imitation_learning_rate": _NOT_RLLIB, "imitation_schedule": _NOT_RLLIB,
     "imitation_batch_size": _NOT_RLLIB,
+    **{key: _NOT_RLLIB for key in ("expert_samples", "expert_budget", "expert_epochs", "expert_learning_rate",
+                                   "expert_batch_size", "expert_tower_share", "expert_threads")},
 }
 """The keys of the SB3 backend alone, and why the RLlib backend refuses them away from their defaults."""
 

@@ -19,8 +19,11 @@ A run lives in ``<runs_dir>/<name>/``:
                              the last checkpoint's (``final_policy``)
     imitation.npz            the policy after the imitation stage, before the first PPO step: where
                              the learning stage started, to measure its end point against
+    ppo.npz                  with expert_samples: the policy at the last PPO step, before the expert
+                             stage (``agents.training.expert``): that stage's start
+    checkpoints/expert.zip   the SB3 model after the expert stage (then copied to latest.zip)
 
-Trust: ``--resume`` loads the run's own checkpoints/latest.zip, an SB3 checkpoint, which is a
+Trust: ``--resume`` loads the run's own checkpoints/latest.zip (or expert.zip), an SB3 checkpoint, which is a
 pickle and can run code. Naming a folder to ``--resume`` is the explicit request to load it, so no
 further switch is asked; resume only folders you (or someone you trust) wrote. Everything else
 the run reads back (state.json, config.yaml, the pool's .npz) loads no code.
@@ -38,6 +41,9 @@ the folder resumable after a kill at any instant:
 * state.json is written after every file it names (a snapshot, a checkpoint); a pool snapshot
   is deleted only once the state.json on disk no longer names it (``save_state`` prunes);
 * ``Run.write_files`` (the start of every session) removes the temporary files a kill left;
+* the expert stage writes checkpoints/expert.zip, then state.json saying the stage ran, then
+  latest.zip: a resumed run whose state says so loads expert.zip, any other latest.zip (the last
+  PPO step's model, from which the stage runs again and draws the same labels);
 * a run killed before its first checkpoint (config.yaml written, no checkpoints/latest.zip, and
   state.json at step 0 or absent) holds nothing a resume could continue: ``--resume`` starts it
   afresh from its config.yaml (a new model, a new state, ``key=value`` overrides on top), and
@@ -195,6 +201,8 @@ STATE_FIELDS: dict[str, tuple[bool, Callable[[str, Any], None], str]] = {
     "last_steps_per_second": (False, _number(0.0, 1e12), "the last rollout's env steps per second"),
     "last_opponent_share": (False, _number(0.0, 1e6), "the last rollout's share of time in opponent moves"),
     "imitation": (False, _object, "the imitation stage's statistics (present: it ran)"),
+    "expert": (False, _object, "the expert stage's statistics (present: it ran, and checkpoints/expert.zip holds "
+                               "its model)"),
     "towers_split_at": (False, _step, "the step at which the network split into towers (towers_from)"),
 }
 """state.json's keys: (required, check of type and range, meaning)."""
@@ -320,10 +328,21 @@ class Run:
 
     def save_imitation(self, model: Any) -> None:
         """imitation.npz: the policy the imitation stage made, before any PPO step (then ``save``)."""
+        self.save_stage_start(model, "imitation.npz", 0)
+        self.save(model)
+
+    def save_stage_start(self, model: Any, name: str, step: int) -> None:
+        """``name`` (imitation.npz, ppo.npz): the policy where a stage starts, for the record."""
         from agents.policies.ppo import NumpyPolicy
 
-        NumpyPolicy.from_sb3(model, meta={"rules": self.config.rules, "step": 0}).save(self.dir / "imitation.npz")
-        self.save(model)
+        NumpyPolicy.from_sb3(model, meta={"rules": self.config.rules, "step": step}).save(self.dir / name)
+
+    def save_expert(self, model: Any, stats: dict[str, Any]) -> None:
+        """checkpoints/expert.zip (the model after the expert stage), then state.json with ``stats`` as
+        its ``expert``: from here a resumed run loads expert.zip (the module docstring's write order)."""
+        save_model_atomically(model, self.dir / "checkpoints" / "expert.zip")
+        self.state["expert"] = stats
+        save_state(self.dir, self.state)
 
     def save(self, model: Any) -> None:
         """checkpoints/latest.zip, then state.json: a resumed run starts from here."""
@@ -334,7 +353,8 @@ class Run:
         """Copies the run's policy to policy.npz (``final_policy``: the best by evaluation, or the
         last checkpoint's) and prints the last evaluation and the throughput."""
         last = self.state["evaluations"][-1]
-        print(f"\ntrained {steps} steps; run in {self.dir}")
+        labels = f" and {self.config.expert_samples:,} expert labels" if "expert" in self.state else ""
+        print(f"\ntrained {steps} steps{labels}; run in {self.dir}")
         for opponent, stats in last["results"].items():
             print(
                 f"  vs {opponent:<10} win rate {stats['win_rate']:.1%} "
@@ -398,7 +418,8 @@ def resume_run(run_dir: Path, overrides: Sequence[str]) -> Run:
     config = load_config(None, overrides, base=saved)
     state = load_state(run_dir) if (run_dir / "state.json").exists() else None
     refuse_changes_on_resume(load_config(None, base=saved), config, state["timesteps"] if state else 0)
-    checkpoint = run_dir / "checkpoints" / "latest.zip"
+    # After the expert stage, its model: state.json said so only once expert.zip was written.
+    checkpoint = run_dir / "checkpoints" / ("expert.zip" if state is not None and "expert" in state else "latest.zip")
     if not checkpoint.exists():
         if state is not None and state["timesteps"]:
             raise ValueError(f"no checkpoint to resume from at {checkpoint}, though the run state says step "
