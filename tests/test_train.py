@@ -258,11 +258,12 @@ def test_a_short_training_run_beats_random(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_learning_stage_beats_its_own_imitation_start(tmp_path):
-    """The recipe in small (copy the heuristic, then PPO against it; the default config's shape at a
-    fraction of its numbers): the run's imitation.npz, where PPO started, and its end point play the
-    same single-round deals heads-up against the heuristic, and the end point's margin is higher,
-    paired by deal, with the 95% interval above zero."""
+def test_the_learning_stages_beat_their_own_starts(tmp_path):
+    """The recipe in small (copy the heuristic, PPO against it, then the expert stage; the default
+    config's shape at a fraction of its numbers): the run's imitation.npz (where PPO started), its
+    ppo.npz (where the expert stage started) and its end point play the same single-round deals
+    heads-up against the heuristic, and each stage's end has the higher margin, paired by deal,
+    with the 95% interval above zero."""
     from agents.tournament import run_tournament
 
     done = train(
@@ -272,17 +273,19 @@ def test_the_learning_stage_beats_its_own_imitation_start(tmp_path):
         "batch_size=1024", "n_epochs=2", "learning_rate=3e-4", "ent_coef=0.0", "baselines=[heuristic]",
         "baseline_fraction=1.0", "eval_every=0", "eval_games=20", "eval_episode=round", "eval_opponents=[heuristic]",
         "snapshot_every=1000000", "checkpoint_every=1000000", "torch_threads=1", "rollout_threads=1", "progress=false",
+        "expert_samples=60000", "expert_learning_rate=1e-3", "expert_epochs=4", "final_policy=last",
     )
     assert done.returncode == 0, done.stderr
     margins = {}
-    for name in ("imitation", "policy"):
+    for name in ("imitation", "ppo", "policy"):
         result = run_tournament([f"ppo:{tmp_path / 'learn' / name}.npz", "heuristic"], 2, 1500, seed=5, rounds=True,
                                 workers=1, progress=False, max_turns=500)
         margins[name] = np.array(result.agent(result.names[0]).deal_margins)
-    gain = margins["policy"] - margins["imitation"]
-    half = 1.96 * gain.std(ddof=1) / math.sqrt(len(gain))
-    assert gain.mean() - half > 0, (f"PPO moved the margin by {gain.mean():+.2f} [{gain.mean() - half:+.2f}, "
-                                    f"{gain.mean() + half:+.2f}] points a round over {len(gain)} deals")
+    for stage, start, end in (("PPO", "imitation", "ppo"), ("the expert stage", "ppo", "policy")):
+        gain = margins[end] - margins[start]
+        half = 1.96 * gain.std(ddof=1) / math.sqrt(len(gain))
+        assert gain.mean() - half > 0, (f"{stage} moved the margin by {gain.mean():+.2f} [{gain.mean() - half:+.2f}, "
+                                        f"{gain.mean() + half:+.2f}] points a round over {len(gain)} deals")
 
 
 def test_an_illegal_move_stops_the_evaluation_naming_the_learner(monkeypatch):

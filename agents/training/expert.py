@@ -4,7 +4,7 @@
     print(expert_summary(config, stats))
 
     data = collect_labels(student, 100_000, seed=0, players="2-6", opponents="heuristic")
-    fitted = fit(student, data, epochs=3, lr=3e-4, seed=0)
+    fitted, stats = fit(student, data, epochs=3, lr=3e-4, seed=0)
     load_actor(model.policy, fitted)           # the fitted weights back into the SB3 model
 
 The teacher is the planner (``agents.policies.planner``): the student network's likeliest moves,
@@ -56,7 +56,7 @@ def collect_labels(
     seed: int,
     *,
     players: int | str = 2,
-    rules: Any = None,
+    rules: Any = "default",
     rule_sets: Sequence[Any] | None = None,
     episode: str = "round",
     round_share: float = 0.0,
