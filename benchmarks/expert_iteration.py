@@ -57,7 +57,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.policies.ppo import NumpyPolicy  # noqa: E402
-from agents.training.expert import MAX_EXPERT_SAMPLES, collect_labels, fit, stage_tables  # noqa: E402
+from agents.training.expert import MAX_EXPERT_SAMPLES, collect_labels, collect_parts, fit, stage_tables  # noqa: E402
 from yaniv.rules import parse_rules  # noqa: E402
 
 
@@ -125,11 +125,7 @@ def labels(policy: NumpyPolicy, args: argparse.Namespace, seed: int) -> dict[str
         return collect_labels(policy, args.samples, seed, players=args.players, rules=parse_rules(args.rules),
                               budget=args.budget, threads=args.threads, **episode)
     parts = stage_tables(args.tables, towers=policy.route_index is not None)
-    counts = [round(share * args.samples) for share, _ in parts]
-    counts[-1] = args.samples - sum(counts[:-1])
-    data = [collect_labels(policy, count, seed + k, budget=args.budget, threads=args.threads, **tables)
-            for k, ((_, tables), count) in enumerate(zip(parts, counts)) if count]
-    return {key: np.concatenate([d[key] for d in data]) for key in data[0]}
+    return collect_parts(policy, parts, args.samples, seed, args.budget, args.threads)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -293,6 +293,22 @@ def stage_tables(config: Any, towers: bool) -> list[tuple[float, dict[str, Any]]
     return [(s, t) for s, t in ((1.0 - share, tables(0)), (share, tables(config.towers_from))) if s > 0]
 
 
+def collect_parts(policy: NumpyPolicy, parts: list[tuple[float, dict[str, Any]]], samples: int, seed: int,
+                  budget: int, threads: int) -> dict[str, np.ndarray]:
+    """``samples`` labels from ``parts`` (``stage_tables``), each part its share (the last the rest)
+    with seed ``seed + k``, written in place into one set of arrays: the labels held once."""
+    counts = [int(round(share * samples)) for share, _ in parts]
+    counts[-1] = samples - sum(counts[:-1])
+    data = empty_labels(samples, policy)
+    at = 0
+    for k, ((_, tables), count) in enumerate(zip(parts, counts)):
+        if count > 0:
+            collect_labels(policy, count, seed=seed + k, budget=budget, threads=threads,
+                           out={key: v[at : at + count] for key, v in data.items()}, **tables)
+            at += count
+    return data
+
+
 def expert_stage(config: Any, model: Any, log: Callable[[str], None] | None = print) -> dict[str, float]:
     """The stage ``train.py`` runs after PPO: ``config.expert_samples`` labels of the model's planner
     from the training's tables (``stage_tables``), the actor fitted to them (``fit``, at
@@ -302,16 +318,8 @@ def expert_stage(config: Any, model: Any, log: Callable[[str], None] | None = pr
     start = time.perf_counter()
     student = NumpyPolicy.from_sb3(model)
     parts = stage_tables(config, towers=student.route_index is not None)
-    counts = [int(round(share * config.expert_samples)) for share, _ in parts]
-    counts[-1] = config.expert_samples - sum(counts[:-1])
-    data = empty_labels(config.expert_samples, student)  # the parts written in place: the labels held once
-    at = 0
-    for k, ((_, tables), count) in enumerate(zip(parts, counts)):
-        if count > 0:
-            collect_labels(student, count, seed=config.seed * 1000 + 777 + k, budget=config.expert_budget,
-                           threads=config.expert_threads, out={key: v[at : at + count] for key, v in data.items()},
-                           **tables)
-            at += count
+    data = collect_parts(student, parts, config.expert_samples, config.seed * 1000 + 777, config.expert_budget,
+                         config.expert_threads)
     collect_seconds = time.perf_counter() - start
     overruled = float((data["labels"] != data["own"]).mean())
     fitted, stats = fit(student, data, config.expert_epochs, config.expert_learning_rate, seed=config.seed,
