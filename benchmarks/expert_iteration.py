@@ -35,7 +35,8 @@ measures instead: each bot's margin over ``--rounds`` heads-up single rounds aga
     python benchmarks/strength.py --bot ppo:/tmp/ei/iter1.npz --only teacher,rules --workers 2
 
 A label costs about a millisecond on one core (the planner's 256 rollouts), so 1.6 M take half an
-hour; ``--threads 2`` shares the rollouts (about 1.1 to 1.4 times as fast on this 2-core host). What it gave (docs/experiments.md, 2026-12-06): the single-round margin of the shipped network
+hour; ``--threads 2`` shares the rollouts (about 1.1 to 1.4 times as fast on this 2-core host).
+What it gave (docs/experiments.md, 2026-12-06): the single-round margin of the shipped network
 from +0.86 to +1.09 a round (1.6 M labels, in one iteration or two; a third added nothing), +1.16
 with the same labels fitted at ``--lr 3e-4`` (the default, 1e-4, is the rate of the first runs), and the
 no-jokers game of one round from 54.6% to 55.5% (tower 1, 800,000 labels); labels from heads-up
@@ -121,7 +122,8 @@ def labels(policy: NumpyPolicy, args: argparse.Namespace, seed: int) -> dict[str
     """``args.samples`` labels: from the tables of ``--tables``' expert stage (``stage_tables``, each
     part its share), or heads-up against the heuristic as ``--players``, ``--rules`` and ``--round-share`` say."""
     if args.tables is None:
-        episode = {"episode": "round"} if args.round_share >= 1 else {"episode": "game", "round_share": args.round_share}
+        share = args.round_share
+        episode = {"episode": "round"} if share >= 1 else {"episode": "game", "round_share": share}
         return collect_labels(policy, args.samples, seed, players=args.players, rules=parse_rules(args.rules),
                               budget=args.budget, threads=args.threads, **episode)
     parts = stage_tables(args.tables, towers=policy.route_index is not None)
