@@ -218,6 +218,26 @@ def test_a_run_with_the_stage_measures_its_start_and_end_and_ships_its_end(tmp_p
     assert np.array_equal(end.weights[0], NumpyPolicy.load(run / "policy.npz").weights[0])
 
 
+def test_a_trained_run_resumed_with_expert_samples_runs_the_stage_once(tmp_path, capsys):
+    """The stage's keys may change until it has run: --resume RUN expert_samples=N gives a finished run
+    the stage (measured before and after, as a run with it from the start), and then fixes them."""
+    train = train_script()
+    without = [arg for arg in TINY_RUN if not arg.startswith("expert_samples=")]
+    assert train.main(["--config", str(ROOT / "configs" / "quick.yaml"), f"runs_dir={tmp_path}", "name=late",
+                       *without]) == 0
+    run = tmp_path / "late"
+    assert "expert" not in json.loads((run / "state.json").read_text()) and not (run / "ppo.npz").exists()
+    capsys.readouterr()
+    assert train.main(["--resume", str(run), "expert_samples=300"]) == 0
+    assert "expert stage (planner, 8 rollouts): 300 labels" in capsys.readouterr().out
+    state = json.loads((run / "state.json").read_text())
+    assert state["expert"]["samples"] == 300 and [e["step"] for e in state["evaluations"]][-2:] == [128, 428]
+    start, end = NumpyPolicy.load(run / "ppo.npz"), NumpyPolicy.load(run / "policy.npz")
+    assert not np.array_equal(start.weights[0], end.weights[0])
+    assert train.main(["--resume", str(run), "expert_samples=600"]) == 2
+    assert "'expert_samples' cannot change on --resume" in capsys.readouterr().err
+
+
 def test_the_stage_refuses_a_baseline_it_cannot_seat_before_anything_is_written(tmp_path, monkeypatch, capsys):
     from agents.training import selfplay
 

@@ -136,14 +136,29 @@ def test_every_key_fixed_on_resume_has_a_case():
     assert set(FIXED_ON_RESUME) == set(FIXED_CHANGES)
 
 
+EXPERT_KEYS = {key for key in FIXED_ON_RESUME if key.startswith("expert_")}
+
+
 # rllib_env: an rllib run's, test_rllib.py; towers and towers_from: fixed once the network has split, and
 # towers_learning_rate, which needs them: test_towers.py checks them (this saved run has one network, which may
-# still gain towers)
+# still gain towers); the expert stage's keys: fixed once the stage has run (below)
 @pytest.mark.parametrize("key", sorted(set(FIXED_CHANGES) - {"rllib_env", "towers", "towers_from",
-                                                             "towers_learning_rate"}))
+                                                             "towers_learning_rate"} - EXPERT_KEYS))
 def test_resume_refuses_by_name_a_change_the_resumed_model_would_ignore(saved_run, key):
     with pytest.raises(ConfigError, match=f"config key '{key}' cannot change on --resume"):
         resume_run(saved_run, [f"{key}={FIXED_CHANGES[key]}"])
+
+
+@pytest.mark.parametrize("key", sorted(EXPERT_KEYS))
+def test_the_expert_stages_keys_change_until_the_stage_has_run(saved_run, key):
+    """Before the stage runs nothing of it exists, so a trained run may be given it (or another one);
+    once state.json records it, its labels were drawn with the saved keys."""
+    change = [f"{key}={FIXED_CHANGES[key]}"]
+    assert getattr(resume_run(saved_run, change).config, key) == getattr(load_config(None, change), key)
+    state = json.loads((saved_run / "state.json").read_text())
+    (saved_run / "state.json").write_text(json.dumps(state | {"expert": {"samples": 1000}}))
+    with pytest.raises(ConfigError, match=f"config key '{key}' cannot change on --resume.*expert stage has run"):
+        resume_run(saved_run, change)
 
 
 def test_resume_takes_the_keys_the_run_reads_again_and_fixed_keys_left_as_they_were(saved_run):

@@ -47,7 +47,7 @@ RUN = "the run's folder is the one given to --resume"
 MODEL = "SB3 saved it with the model, and MaskablePPO.load restores the saved value"
 NETWORK = "the checkpoint's network was built with it"
 IMITATION = "the imitation stage runs once, before the run's first PPO step"
-EXPERT = "the expert stage's labels are drawn from the run's seed and tables; start a new run to change them"
+EXPERT = "the run's expert stage has run with it"
 BACKEND = "the run's checkpoints are its backend's own"
 RAMP = "the towers' ramp starts from it at the split, which the run has passed"
 
@@ -628,16 +628,21 @@ def load_config(yaml_path: str | Path | None, overrides: Sequence[str] = (), bas
     return TrainConfig(**settings)
 
 
-def refuse_changes_on_resume(saved: TrainConfig, config: TrainConfig, step: int = 0) -> None:
+def refuse_changes_on_resume(saved: TrainConfig, config: TrainConfig, step: int = 0,
+                             expert_done: bool = True) -> None:
     """ConfigError naming the first key of ``FIXED_ON_RESUME`` whose value in ``config`` differs
     from the ``saved`` run's: a resumed run would ignore the new value while its config.yaml
     claimed it. ``towers``, ``towers_from`` and ``towers_learning_rate`` may change while the saved
     run at ``step`` has not split its network (no towers, or a split still ahead): the network is
     one until it does, and the resumed model's rate is rebuilt from the config
-    (``agents.training.model.reschedule``)."""
+    (``agents.training.model.reschedule``). The expert stage's keys may change until the stage has
+    run (``expert_done`` false: its labels are drawn when it runs, from the config resumed with),
+    so ``--resume RUN expert_samples=N`` gives a trained run the stage."""
     one_network = not saved.towers or step < saved.towers_from
     for key, reason in FIXED_ON_RESUME.items():
         if one_network and key in ("towers", "towers_from", "towers_learning_rate"):
+            continue
+        if not expert_done and reason == EXPERT:
             continue
         was, now = getattr(saved, key), getattr(config, key)
         if now != was:

@@ -417,7 +417,8 @@ def resume_run(run_dir: Path, overrides: Sequence[str]) -> Run:
     saved.update(runs_dir=str(run_dir.parent), name=run_dir.name)  # the folder may have moved
     config = load_config(None, overrides, base=saved)
     state = load_state(run_dir) if (run_dir / "state.json").exists() else None
-    refuse_changes_on_resume(load_config(None, base=saved), config, state["timesteps"] if state else 0)
+    refuse_changes_on_resume(load_config(None, base=saved), config, state["timesteps"] if state else 0,
+                             expert_done=state is not None and "expert" in state)
     # After the expert stage, its model: state.json said so only once expert.zip was written.
     checkpoint = run_dir / "checkpoints" / ("expert.zip" if state is not None and "expert" in state else "latest.zip")
     if not checkpoint.exists():
