@@ -162,13 +162,15 @@ def test_load_actor_writes_a_fitted_policy_back_into_the_model_exactly(keys):
 def test_the_stage_draws_each_towers_labels_from_the_tables_it_trains_on(monkeypatch):
     from agents.training import selfplay
 
-    config = load_config(ROOT / "configs" / "default.yaml", ["expert_samples=1000"])
+    config = load_config(ROOT / "configs" / "default.yaml", ["expert_samples=1000", "expert_tower_share=0.5"])
     one, = stage_tables(config, towers=False)
     assert one[0] == 1.0 and one[1]["players"] == "2-6" and one[1]["round_share"] == 0.9
     main, late = stage_tables(config, towers=True)
     assert main[0] == late[0] == 0.5
     assert late[1]["players"] == "2" and all(r.one_round for r in late[1]["rule_sets"])
     assert not all(r.one_round for r in main[1]["rule_sets"])
+    only, = stage_tables(load_config(ROOT / "configs" / "default.yaml"), towers=True)  # the recipe's: tower 1's alone
+    assert only[0] == 1.0 and only[1]["players"] == "2" and all(r.one_round for r in only[1]["rule_sets"])
     monkeypatch.setattr(selfplay, "core_controller", lambda spec: None)
     with pytest.raises(ValueError, match="expert_samples: baseline 'heuristic:call_risk=0.1,score_weight=2' has no "
                                          "form on the compiled core"):

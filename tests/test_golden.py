@@ -4,8 +4,9 @@ The records in ``tests/data`` are the moves of the shipped bot on positions of s
 and the results of two seeded tournaments that seat it. They were first taken before the restructure
 of the packages (commit b216b83's behaviour) and taken again each time a new bot was shipped (the
 learning issue's recipe, 2026-12-02; with its tower stage, 2026-12-04; with the no-jokers game in
-half that stage, 2026-12-05). A change that alters them changes behaviour; if it means to, record
-them again and say why in the commit.
+half that stage, 2026-12-05; the bot with the expert stage of 2026-12-07 kept them, as that stage
+changes only the tower for games of one round, which they do not play). A change that alters them
+changes behaviour; if it means to, record them again and say why in the commit.
 """
 
 from __future__ import annotations
