@@ -5,7 +5,8 @@ and the results of two seeded tournaments that seat it. They were first taken be
 of the packages (commit b216b83's behaviour) and taken again each time a new bot was shipped (the
 learning issue's recipe, 2026-12-02; with its tower stage, 2026-12-04; with the no-jokers game in
 half that stage, 2026-12-05; the bot with the expert stage of 2026-12-07 kept them, as that stage
-changes only the tower for games of one round, which they do not play). A change that alters them
+changes only the tower for games of one round, which they did not play; its records of that tower,
+on no-jokers games of one round, were added then). A change that alters them
 changes behaviour; if it means to, record them again and say why in the commit.
 """
 
@@ -18,17 +19,22 @@ import numpy as np
 import pytest
 
 from yaniv import Game
+from yaniv.rules import parse_rules
 
 DATA = Path(__file__).parent / "data"
 POSITIONS_PER_GAME = 400
 
 
-def random_game_positions(num_players: int, count: int):
-    """Yield the positions of seeded random games, ``count`` of them, at most 400 per game."""
+NO_JOKERS_ONE_ROUND = "default:jokers=0,game_end=one_round"
+"""The rules of the records that tower 1 (games of one round) plays; the default rules' are tower 0's."""
+
+
+def random_game_positions(num_players: int, count: int, rules: str = "default"):
+    """Yield the positions of seeded random games under ``rules``, ``count`` of them, at most 400 per game."""
     rng = np.random.default_rng(1000 + num_players)
     seen, game_seed = 0, 0
     while seen < count:
-        game = Game(num_players, "default", seed=10_000 * num_players + game_seed)
+        game = Game(num_players, parse_rules(rules), seed=10_000 * num_players + game_seed)
         game_seed += 1
         start = seen
         while not game.is_over and seen < min(count, start + POSITIONS_PER_GAME):
@@ -38,16 +44,19 @@ def random_game_positions(num_players: int, count: int):
             game.apply(moves[int(rng.integers(len(moves)))])
 
 
-@pytest.mark.parametrize("num_players", [2, 3, 4, 6])
-def test_the_shipped_bot_picks_the_recorded_moves(num_players):
+@pytest.mark.parametrize("key, num_players, rules", [
+    *((f"players_{n}", n, "default") for n in (2, 3, 4, 6)),
+    *((f"no_jokers_one_round_{n}", n, NO_JOKERS_ONE_ROUND) for n in (2, 4)),
+])
+def test_the_shipped_bot_picks_the_recorded_moves(key, num_players, rules):
     from agents.registry import make_agent
     from yaniv_env.encoding import action_table
 
-    expected = np.load(DATA / "default_bot_moves.npz")[f"players_{num_players}"]
+    expected = np.load(DATA / "default_bot_moves.npz")[key]
     agent = make_agent("default")
     table = action_table(5)
     got = np.empty_like(expected)
-    for i, game in random_game_positions(num_players, len(expected)):
+    for i, game in random_game_positions(num_players, len(expected), rules):
         agent.reset([num_players, i])
         move = agent.act(game.view(game.current))
         got[i] = table.to_action(move, game.view(game.current))
