@@ -2,8 +2,9 @@
 the skip on the discard-and-draw logits, for training.
 
 ``StakesSkipPolicy`` is the ``policy`` a training run with ``stakes_skip: true`` hands to
-MaskablePPO (``agents.training``). Its MLP extractor (``StakesLatent``) passes the skip's
-observation entries along with the actor's latent; the policy adds ``SKIP_SCALE`` times the learned
+MaskablePPO (``agents.training``): ``agents.policies.masked_torch.MaskedMlpPolicy`` with the skip.
+Its MLP extractor (``StakesLatent``) passes the skip's observation entries along with the actor's
+latent; the policy adds ``SKIP_SCALE`` times the learned
 weights times those entries to the discard-and-draw logits. ``skip_arrays()`` gives what the numpy
 and ONNX exports need, the scale folded into the weights, so that every form of the policy picks
 the same moves.
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
+from agents.policies.masked_torch import MaskedMlpPolicy
 from agents.policies.stakes import SKIP_SCALE, skip_index
 
 
@@ -36,13 +37,13 @@ class StakesLatent(torch.nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.inner.forward_actor(features), features[:, self.index]], dim=1)
+        return torch.cat([self.inner.forward_actor(features), features.index_select(1, self.index)], dim=1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         return self.inner.forward_critic(features)
 
 
-class StakesSkipPolicy(MaskableActorCriticPolicy):
+class StakesSkipPolicy(MaskedMlpPolicy):
     """MaskablePPO's MLP policy plus the stakes skip on the discard-and-draw logits."""
 
     def _build_mlp_extractor(self) -> None:

@@ -51,7 +51,7 @@ class TowerLatent(torch.nn.Module):
         return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self._routed(features, "forward_actor"), features[:, self.index]], dim=1)
+        return torch.cat([self._routed(features, "forward_actor"), features.index_select(1, self.index)], dim=1)
 
     def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
         return self._routed(features, "forward_critic")

@@ -3,8 +3,10 @@
     model = new_model(config, vec_env, tensorboard_log="runs/NAME/tb")
     model = load_model(Path("runs/NAME/checkpoints/latest.zip"))
 
-The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers); with
-``stakes_skip`` the actor is ``agents.policies.stakes_torch.StakesSkipPolicy``, and with ``towers`` too
+The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers) in
+``agents.policies.masked_torch.MaskedMlpPolicy`` (MaskablePPO's ``MlpPolicy``, number for number,
+its masked distribution computed once); with ``stakes_skip`` the actor is
+``agents.policies.stakes_torch.StakesSkipPolicy``, and with ``towers`` too
 ``agents.policies.towers_torch.TowerSkipPolicy`` (actor and critic doubled, routed by a rule), from
 the first step, or from ``towers_from`` on, where ``split_towers`` turns the model's one network
 into both towers (each a copy of it; the callback calls it). With
@@ -34,7 +36,9 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
         "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
         "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
     }
-    policy: Any = "MlpPolicy"
+    from agents.policies.masked_torch import MaskedMlpPolicy
+
+    policy: Any = MaskedMlpPolicy
     if config.towers and not config.towers_from:
         from agents.policies.towers_torch import TowerSkipPolicy
 
