@@ -459,6 +459,35 @@ def test_rule_sets_are_drawn_per_episode_and_shown_in_the_observation():
             YanivVecEnv(num_envs=2, rule_sets=bad)
 
 
+def test_every_rule_field_of_a_row_is_what_write_rules_writes_for_its_rules():
+    """A new episode copies its rule set's fields, encoded once when the sets are given: over 200
+    sets of the house space (every reset value list, limit, draw rule), each row's rule fields are
+    those that layout.write_rules writes for the rules get_attr names, episode after episode."""
+    from yaniv.rule_space import get_rule_space
+
+    sets = get_rule_space("house").sample(200, np.random.default_rng(4))
+    env = YanivVecEnv(num_envs=8, players="2-4", opponents="heuristic", rule_sets=sets, seed=5)
+    env.reset()
+    rng = np.random.default_rng(1)
+    fields = slice(L.R_THRESHOLD, L.R_RESET_AT + L.MAX_RESET_VALUES)
+    seen = set()
+    for _ in range(150):
+        for i, rules in enumerate(env.get_attr("rules")):
+            expected = L.new_rows(1)[0]
+            L.write_rules(expected, rules)
+            np.testing.assert_array_equal(env.batch.S[i, fields], expected[fields])
+            seen.add(rules)
+        env.step(legal_random(env.batch.masks, rng))
+    assert len(seen) > 30
+    env.set_rule_sets(sets[:3])  # set_rule_sets encodes its sets too
+    for _ in range(150):
+        env.step(legal_random(env.batch.masks, rng))
+    for i, rules in enumerate(env.get_attr("rules")):
+        expected = L.new_rows(1)[0]
+        L.write_rules(expected, rules)
+        np.testing.assert_array_equal(env.batch.S[i, fields], expected[fields])
+
+
 def test_set_rule_sets_changes_the_rules_of_the_episodes_to_come_and_refuses_a_bad_list_whole():
     env = YanivVecEnv(num_envs=4, players=2, opponents="heuristic", rule_sets=["default"], seed=3)
     env.reset()

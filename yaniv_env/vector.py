@@ -135,7 +135,9 @@ BOTS = {"random": B.RANDOM, "greedy": B.GREEDY, "heuristic": B.HEURISTIC}
 SEARCH = "search"
 MAX_SEARCH_BUDGET = 1 << 20  # rollouts a move: a bound on a typo, far above any real use
 _OTHER_SEATS = L.MAX_SEATS - 1
+_RULE_FIELDS = slice(L.R_THRESHOLD, L.R_RESET_AT + L.MAX_RESET_VALUES)  # a row's rule fields (contiguous)
 MAX_RULE_SETS = 1024
+_MAX_LINE_UPS = 4096  # line-ups of bot names whose seat codes are kept
 MAX_THREADS = 256  # a bound on a typo
 
 
@@ -229,7 +231,7 @@ class YanivBatch:
         self.episode, self.round_reward, self.max_turns = episode, round_reward, max_turns
         self.round_share = float(round_share)
         self.rules = self._per_env_rules(rules)
-        self.rule_sets = self._rule_sets(rule_sets)
+        self.rule_sets, self._rule_rows = self._rule_sets(rule_sets)
         hand = self.rules[0].hand_size
         self.table = action_table(hand)
         self.obs_size = observation_size(hand)
@@ -247,6 +249,7 @@ class YanivBatch:
         self.P = bots.heuristic_params()[None, :].copy()
         self._param_rows: dict[tuple[float, ...], int] = {tuple(self.P[0]): 0}
         self._bot_codes: dict[str, tuple[int, int]] = {}
+        self._line_ups: dict[tuple[str, ...], np.ndarray] = {}
         self._searches: dict[int, CompiledSearch] = {}
         self._snapshots: list[Any] = []  # by the SNAPSHOT seats' parameter; None: a free slot
         self._snapshot_ids: dict[int, int] = {}  # id(snapshot) -> its index
@@ -291,10 +294,12 @@ class YanivBatch:
             raise ValueError(f"{what}: {top} players x {r.hand_size} cards + 1 face-up card need more "
                              f"than the {52 + r.jokers} cards of the deck")
 
-    def _rule_sets(self, rule_sets: Any) -> list[Rules] | None:
-        """The rule sets each episode draws from (None: every episode plays its env's ``rules``)."""
+    def _rule_sets(self, rule_sets: Any) -> tuple[list[Rules] | None, np.ndarray | None]:
+        """The rule sets each episode draws from (None: every episode plays its env's ``rules``), and
+        their rule fields as the core's rows hold them (``yaniv_env.core.layout.write_rules``), one row a
+        set, written once here so that a new episode copies its set's fields instead of encoding them."""
         if rule_sets is None:
-            return None
+            return None, None
         if isinstance(rule_sets, (str, dict, Rules)) or not isinstance(rule_sets, Sequence) or not rule_sets:
             raise ValueError(f"rule_sets must be a non-empty list of presets, Rules or mappings, got {rule_sets!r}")
         if len(rule_sets) > MAX_RULE_SETS:
@@ -310,7 +315,13 @@ class YanivBatch:
                                  "every rule set must deal one hand size (one observation size)")
             self._check_deals(rules, f"rule_sets[{k}]")
             out.append(rules)
-        return out
+        rows = L.new_rows(len(out))
+        for k, rules in enumerate(out):
+            try:
+                L.write_rules(rows[k], rules)
+            except ValueError as error:
+                raise ValueError(f"rule_sets[{k}]: {error}") from None
+        return out, np.ascontiguousarray(rows[:, _RULE_FIELDS])
 
     def controller_code(self, controller: Controller) -> tuple[int, int]:
         """(controller code, parameter) of ``yaniv_env.core.batch`` for a bot name or a snapshot."""
@@ -383,10 +394,19 @@ class YanivBatch:
         return B.HEURISTIC, row
 
     def _seat_codes(self, controllers: Sequence[Controller]) -> np.ndarray:
+        """(2, other seats): the kinds and parameters of ``controllers`` (read only: it may be kept). The
+        codes of a line-up of bot names are kept (a new episode's draw names the same few line-ups again
+        and again); those that hold a snapshot or a search seat are not: a dropped snapshot frees its index."""
+        key = tuple(controllers) if all(isinstance(c, str) for c in controllers) else None
+        codes = self._line_ups.get(key) if key is not None else None
+        if codes is not None:
+            return codes
         codes = np.full((2, _OTHER_SEATS), B.EMPTY, dtype=np.int64)
         codes[1] = 0
         for k, c in enumerate(controllers):
             codes[:, k] = self.controller_code(c)
+        if key is not None and not (codes[0] == B.SNAPSHOT).any() and len(self._line_ups) < _MAX_LINE_UPS:
+            self._line_ups[key] = codes
         return codes
 
     def set_opponents(self, spec: Spec | list[Spec] | None, indices: Sequence[int] | None = None,
@@ -534,7 +554,7 @@ class YanivBatch:
     def set_rule_sets(self, rule_sets: Sequence[str | Rules | dict] | None) -> None:
         """The rule sets that episodes draw from, from each env's next episode on (None: each env's
         ``rules``); checked as at construction, and left as they were if any is refused."""
-        self.rule_sets = self._rule_sets(rule_sets)
+        self.rule_sets, self._rule_rows = self._rule_sets(rule_sets)
 
     def set_players(self, players: int | str | Sequence[int]) -> None:
         """The table sizes episodes draw from, from each env's next episode on; checked as at
@@ -555,10 +575,11 @@ class YanivBatch:
         if len(self._snapshot_ids) > 32:
             self._drop_unused_snapshots()
         if self.rule_sets is not None:
-            for g in games:
-                rules = self.rule_sets[int(self.draw_rngs[g].integers(len(self.rule_sets)))]
-                L.write_rules(self.S[g], rules)
-                self.rules[g] = rules
+            count = len(self.rule_sets)
+            picks = [int(self.draw_rngs[g].integers(count)) for g in games]
+            self.S[games, _RULE_FIELDS] = self._rule_rows[picks]
+            for g, k in zip(games.tolist(), picks):
+                self.rules[g] = self.rule_sets[k]
         B.begin(self.S, self.R, self.G, games, np.array(self.counts, dtype=np.int64))
         for g in games:
             draw = self._draws[g]
