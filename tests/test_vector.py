@@ -469,7 +469,11 @@ def test_every_rule_field_of_a_row_is_what_write_rules_writes_for_its_rules():
     env = YanivVecEnv(num_envs=8, players="2-4", opponents="heuristic", rule_sets=sets, seed=5)
     env.reset()
     rng = np.random.default_rng(1)
-    fields = slice(L.R_THRESHOLD, L.R_RESET_AT + L.MAX_RESET_VALUES)
+    fields = L.RULE_FIELDS
+    for rules in sets[:20]:  # write_rules writes every field of RULE_FIELDS and nothing else
+        row = np.full(L.WIDTH, -7, dtype=np.int64)
+        L.write_rules(row, rules)
+        assert (row[fields] != -7).all() and (np.delete(row, np.arange(L.WIDTH)[fields]) == -7).all()
     seen = set()
     for _ in range(150):
         for i, rules in enumerate(env.get_attr("rules")):

@@ -135,7 +135,6 @@ BOTS = {"random": B.RANDOM, "greedy": B.GREEDY, "heuristic": B.HEURISTIC}
 SEARCH = "search"
 MAX_SEARCH_BUDGET = 1 << 20  # rollouts a move: a bound on a typo, far above any real use
 _OTHER_SEATS = L.MAX_SEATS - 1
-_RULE_FIELDS = slice(L.R_THRESHOLD, L.R_RESET_AT + L.MAX_RESET_VALUES)  # a row's rule fields (contiguous)
 MAX_RULE_SETS = 1024
 _MAX_LINE_UPS = 4096  # line-ups of bot names whose seat codes are kept
 MAX_THREADS = 256  # a bound on a typo
@@ -321,7 +320,7 @@ class YanivBatch:
                 L.write_rules(rows[k], rules)
             except ValueError as error:
                 raise ValueError(f"rule_sets[{k}]: {error}") from None
-        return out, np.ascontiguousarray(rows[:, _RULE_FIELDS])
+        return out, np.ascontiguousarray(rows[:, L.RULE_FIELDS])
 
     def controller_code(self, controller: Controller) -> tuple[int, int]:
         """(controller code, parameter) of ``yaniv_env.core.batch`` for a bot name or a snapshot."""
@@ -577,7 +576,7 @@ class YanivBatch:
         if self.rule_sets is not None:
             count = len(self.rule_sets)
             picks = [int(self.draw_rngs[g].integers(count)) for g in games]
-            self.S[games, _RULE_FIELDS] = self._rule_rows[picks]
+            self.S[games, L.RULE_FIELDS] = self._rule_rows[picks]
             for g, k in zip(games.tolist(), picks):
                 self.rules[g] = self.rule_sets[k]
         B.begin(self.S, self.R, self.G, games, np.array(self.counts, dtype=np.int64))

@@ -4,10 +4,9 @@ the skip on the discard-and-draw logits, for training.
 ``StakesSkipPolicy`` is the ``policy`` a training run with ``stakes_skip: true`` hands to
 MaskablePPO (``agents.training``): ``agents.policies.masked_torch.MaskedMlpPolicy`` with the skip.
 Its MLP extractor (``StakesLatent``) passes the skip's observation entries along with the actor's
-latent; the policy adds ``SKIP_SCALE`` times the learned
-weights times those entries to the discard-and-draw logits. ``skip_arrays()`` gives what the numpy
-and ONNX exports need, the scale folded into the weights, so that every form of the policy picks
-the same moves.
+latent; the policy adds ``SKIP_SCALE`` times the learned weights times those entries to the
+discard-and-draw logits. ``skip_arrays()`` gives what the numpy and ONNX exports need, the scale
+folded into the weights, so that every form of the policy picks the same moves.
 """
 
 from __future__ import annotations

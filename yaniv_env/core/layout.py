@@ -109,6 +109,7 @@ R_SLAMDOWN: Final = _OFFSETS["R_SLAMDOWN"]
 R_MAX_TURNS: Final = _OFFSETS["R_MAX_TURNS"]  # -1: no cap
 R_RESETS: Final = _OFFSETS["R_RESETS"]  # how many values R_RESET_AT holds
 R_RESET_AT: Final = _OFFSETS["R_RESET_AT"]
+RULE_FIELDS: Final = slice(R_THRESHOLD, R_RESET_AT + MAX_RESET_VALUES)  # every field write_rules writes
 PLAYERS: Final = _OFFSETS["PLAYERS"]
 SINGLE_ROUND: Final = _OFFSETS["SINGLE_ROUND"]
 SCORE: Final = _OFFSETS["SCORE"]
