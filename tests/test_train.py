@@ -113,7 +113,7 @@ FIXED_CHANGES = {
     "name": "other", "runs_dir": "elsewhere", "n_envs": "3", "n_steps": "128", "batch_size": "128", "n_epochs": "2",
     "learning_rate": "1e-3", "learning_rate_schedule": "linear", "gamma": "0.9", "gae_lambda": "0.9",
     "clip_range": "0.1", "ent_coef": "0.0",
-    "vf_coef": "1.0", "net_arch": "[16,16]", "activation": "relu", "stakes_skip": "false", "towers": "one_round",
+    "vf_coef": "1.0", "net_arch": "[16,16]", "critic_arch": "[16]", "activation": "relu", "stakes_skip": "false", "towers": "one_round",
     "towers_from": "512", "towers_learning_rate": "1e-4", "imitation_samples": "100",
     "imitation_bot": "greedy", "imitation_epochs": "2", "imitation_rounds": "2", "imitation_learning_rate": "1e-3",
     "imitation_schedule": "cosine", "imitation_batch_size": "64", "backend": "rllib", "rllib_env": "aec",

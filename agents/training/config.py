@@ -202,7 +202,11 @@ class TrainConfig:
     clip_range: float = _f(0.2, "PPO clip range.", fixed=MODEL)
     ent_coef: float = _f(0.01, "Entropy bonus.", fixed=MODEL)
     vf_coef: float = _f(0.5, "Value loss weight.", fixed=MODEL)
-    net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor and of the critic.", fixed=NETWORK)
+    net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor (and of the critic, unless critic_arch).",
+                             fixed=NETWORK)
+    critic_arch: list[int] = _f([], "Hidden layer sizes of the critic, where they differ from net_arch's; empty: "
+                                    "net_arch. The critic is not exported (a bot plays its actor), so a narrower one "
+                                    "costs the training less time and the bot nothing at play.", fixed=NETWORK)
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
                                   "agents.policies.stakes.", fixed=NETWORK)
@@ -372,6 +376,8 @@ class TrainConfig:
         low, high = LIMITS["net_arch"]
         need(1 <= len(self.net_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.net_arch), "net_arch",
              f"a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
+        need(len(self.critic_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.critic_arch), "critic_arch",
+             f"empty (net_arch's) or a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
         if self.backend == "rllib":
             need(self.batch_size <= self.rollout_steps, "batch_size",
                  "at most n_steps * envs_per_runner * max(1, env_runners) / max(1, learners) (a learner's rollout)")
@@ -503,6 +509,7 @@ SB3_KEYS = {
     "env_threads": "RLlib's env runners set their own threads",
     "learning_rate_schedule": "the RLlib backend trains at a constant learning rate",
     "stakes_skip": "RLlib's network is the plain actor and critic",
+    "critic_arch": "RLlib's actor and critic are both net_arch",
     "towers": "RLlib's network is the plain actor and critic",
     "towers_from": "RLlib's network is the plain actor and critic",
     "towers_players": "RLlib's network is the plain actor and critic",

@@ -3,7 +3,8 @@
     model = new_model(config, vec_env, tensorboard_log="runs/NAME/tb")
     model = load_model(Path("runs/NAME/checkpoints/latest.zip"))
 
-The actor and the critic are separate MLPs of ``net_arch`` (``activation`` between layers) in
+The actor and the critic are separate MLPs of ``net_arch`` (the critic's ``critic_arch`` where it
+is set; ``activation`` between layers) in
 ``agents.policies.masked_torch.MaskedMlpPolicy`` (MaskablePPO's ``MlpPolicy``, number for number,
 its masked distribution computed once); with ``stakes_skip`` the actor is
 ``agents.policies.stakes_torch.StakesSkipPolicy``, and with ``towers`` too
@@ -33,7 +34,7 @@ def new_model(config: TrainConfig, vec_env: Any, tensorboard_log: str | None = N
     from sb3_contrib import MaskablePPO
 
     policy_kwargs: dict[str, Any] = {
-        "net_arch": {"pi": list(config.net_arch), "vf": list(config.net_arch)},
+        "net_arch": {"pi": list(config.net_arch), "vf": list(config.critic_arch or config.net_arch)},
         "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.activation],
     }
     from agents.policies.masked_torch import MaskedMlpPolicy
