@@ -467,6 +467,40 @@ def test_the_linear_learning_rate_falls_to_zero_at_total_timesteps():
     assert TrainConfig(learning_rate=1e-3).learning_rate_schedule == "constant"
 
 
+def test_critic_arch_sizes_the_critic_alone_and_survives_the_towers_split_and_the_export():
+    """The critic gets ``critic_arch``'s layers, the actor ``net_arch``'s; the split into towers
+    keeps both shapes, and the export (the actor) is the one ``net_arch`` alone gives."""
+    import dataclasses
+
+    import torch
+
+    from agents.policies.ppo import NumpyPolicy
+    from agents.training.model import new_model, split_towers
+    from yaniv_env.vector import YanivVecEnv
+
+    def widths(net: torch.nn.Module) -> list[tuple[int, int]]:
+        return [(m.in_features, m.out_features) for m in net.modules() if isinstance(m, torch.nn.Linear)]
+
+    config = TrainConfig(n_envs=4, n_steps=16, batch_size=64, net_arch=[32, 32], critic_arch=[8], stakes_skip=True)
+    model = new_model(config, YanivVecEnv(num_envs=4, opponents="random", seed=0))
+    size = model.observation_space.shape[0]
+    assert widths(model.policy.mlp_extractor.inner.policy_net) == [(size, 32), (32, 32)]
+    assert widths(model.policy.mlp_extractor.inner.value_net) == [(size, 8)]
+    assert (model.policy.value_net.in_features, model.policy.value_net.out_features) == (8, 1)
+    plain = new_model(dataclasses.replace(config, critic_arch=[]), YanivVecEnv(num_envs=4, opponents="random", seed=0))
+    assert widths(plain.policy.mlp_extractor.inner.value_net) == [(size, 32), (32, 32)]
+    assert [w.shape for w in NumpyPolicy.from_sb3(model).weights] == [w.shape for w in NumpyPolicy.from_sb3(plain).weights]
+
+    split_towers(model, "one_round")
+    assert [widths(t.value_net) for t in model.policy.mlp_extractor.towers] == [[(size, 8)]] * 2
+    model.learn(total_timesteps=64)  # the towers' critic trains at its own width
+    for bad in ([0], [8] * 17, [5000]):
+        with pytest.raises(ConfigError, match="critic_arch"):
+            TrainConfig(critic_arch=bad)
+    with pytest.raises(ConfigError, match="'critic_arch'"):
+        load_config(None, ["backend=rllib", "critic_arch=[64]"])
+
+
 def test_teacher_stream_records_the_compiled_bots_moves_and_round_returns():
     """The on-the-fly imitation data (``agents.training.teacher``): every action legal, the same
     observations and labels the Python teacher gives on the same positions, each decision's return
