@@ -205,8 +205,10 @@ class TrainConfig:
     net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor (and of the critic, unless critic_arch).",
                              fixed=NETWORK)
     critic_arch: list[int] = _f([], "Hidden layer sizes of the critic, where they differ from net_arch's; empty: "
-                                    "net_arch. The critic is not exported (a bot plays its actor), so a narrower one "
-                                    "costs the training less time and the bot nothing at play.", fixed=NETWORK)
+                                    "net_arch. The critic is never exported (a bot plays its actor): its width costs "
+                                    "the training's time alone, but a narrow one learns a weaker actor ([128, 128] "
+                                    "under the default config's [256, 256]: 2.6 points fewer games won against the "
+                                    "teacher; docs/experiments.md, 2026-12-07).", fixed=NETWORK)
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
                                   "agents.policies.stakes.", fixed=NETWORK)
