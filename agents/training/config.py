@@ -205,10 +205,11 @@ class TrainConfig:
     net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor (and of the critic, unless critic_arch).",
                              fixed=NETWORK)
     critic_arch: list[int] = _f([], "Hidden layer sizes of the critic, where they differ from net_arch's; empty: "
-                                    "net_arch. The critic is never exported (a bot plays its actor): its width costs "
-                                    "the training's time alone, but a narrow one learns a weaker actor ([128, 128] "
+                                    "net_arch. The critic is never exported (a bot plays its actor), so its width costs "
+                                    "nothing at play; but a narrow one trains a weaker actor ([128, 128] "
                                     "under the default config's [256, 256]: 2.6 points fewer games won against the "
-                                    "teacher; docs/experiments.md, 2026-12-07).", fixed=NETWORK)
+                                    "teacher), and a wider one no stronger ([512, 512]: level, 36% slower; "
+                                    "docs/experiments.md, 2026-12-07).", fixed=NETWORK)
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
                                   "of the observation's score segments (reset, over, reset_soon, over_soon); see "
                                   "agents.policies.stakes.", fixed=NETWORK)
