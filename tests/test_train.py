@@ -113,7 +113,8 @@ FIXED_CHANGES = {
     "name": "other", "runs_dir": "elsewhere", "n_envs": "3", "n_steps": "128", "batch_size": "128", "n_epochs": "2",
     "learning_rate": "1e-3", "learning_rate_schedule": "linear", "gamma": "0.9", "gae_lambda": "0.9",
     "clip_range": "0.1", "ent_coef": "0.0",
-    "vf_coef": "1.0", "net_arch": "[16,16]", "critic_arch": "[16]", "activation": "relu", "stakes_skip": "false", "towers": "one_round",
+    "vf_coef": "1.0", "net_arch": "[16,16]", "critic_arch": "[16]", "activation": "relu", "stakes_skip": "false",
+    "towers": "one_round",
     "towers_from": "512", "towers_learning_rate": "1e-4", "imitation_samples": "100",
     "imitation_bot": "greedy", "imitation_epochs": "2", "imitation_rounds": "2", "imitation_learning_rate": "1e-3",
     "imitation_schedule": "cosine", "imitation_batch_size": "64", "backend": "rllib", "rllib_env": "aec",
@@ -489,7 +490,8 @@ def test_critic_arch_sizes_the_critic_alone_and_survives_the_towers_split_and_th
     assert (model.policy.value_net.in_features, model.policy.value_net.out_features) == (8, 1)
     plain = new_model(dataclasses.replace(config, critic_arch=[]), YanivVecEnv(num_envs=4, opponents="random", seed=0))
     assert widths(plain.policy.mlp_extractor.inner.value_net) == [(size, 32), (32, 32)]
-    assert [w.shape for w in NumpyPolicy.from_sb3(model).weights] == [w.shape for w in NumpyPolicy.from_sb3(plain).weights]
+    exported, exported_plain = NumpyPolicy.from_sb3(model), NumpyPolicy.from_sb3(plain)
+    assert [w.shape for w in exported.weights] == [w.shape for w in exported_plain.weights]
 
     split_towers(model, "one_round")
     assert [widths(t.value_net) for t in model.policy.mlp_extractor.towers] == [[(size, 8)]] * 2

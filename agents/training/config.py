@@ -205,9 +205,9 @@ class TrainConfig:
     net_arch: list[int] = _f([128, 128], "Hidden layer sizes of the actor (and of the critic, unless critic_arch).",
                              fixed=NETWORK)
     critic_arch: list[int] = _f([], "Hidden layer sizes of the critic, where they differ from net_arch's; empty: "
-                                    "net_arch. The critic is never exported (a bot plays its actor), so its width costs "
-                                    "nothing at play; but a narrow one trains a weaker actor ([128, 128] "
-                                    "under the default config's [256, 256]: 2.6 points fewer games won against the "
+                                    "net_arch. The critic is never exported (a bot plays its actor), so its width "
+                                    "costs nothing at play; but a narrow one trains a weaker actor ([128, 128] under "
+                                    "the default config's [256, 256]: 2.6 points fewer games won against the "
                                     "teacher), and a wider one no stronger ([512, 512]: level, 36% slower; "
                                     "docs/experiments.md, 2026-12-07).", fixed=NETWORK)
     stakes_skip: bool = _f(False, "Add to each discard-and-draw logit four learned weights times that move's entries "
@@ -377,10 +377,10 @@ class TrainConfig:
         need(self.towers_from < self.total_timesteps, "towers_from", "a step before total_timesteps (else the "
                                                                      "network never splits)")
         low, high = LIMITS["net_arch"]
-        need(1 <= len(self.net_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.net_arch), "net_arch",
-             f"a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
-        need(len(self.critic_arch) <= MAX_LAYERS and all(low <= n <= high for n in self.critic_arch), "critic_arch",
-             f"empty (net_arch's) or a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
+        for key, least, what in (("net_arch", 1, ""), ("critic_arch", 0, "empty (net_arch's) or ")):
+            sizes = getattr(self, key)
+            need(least <= len(sizes) <= MAX_LAYERS and all(low <= n <= high for n in sizes), key,
+                 f"{what}a list of 1 to {MAX_LAYERS} layer sizes from {low} to {high:,}")
         if self.backend == "rllib":
             need(self.batch_size <= self.rollout_steps, "batch_size",
                  "at most n_steps * envs_per_runner * max(1, env_runners) / max(1, learners) (a learner's rollout)")
