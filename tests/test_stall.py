@@ -1,6 +1,7 @@
-"""The stall rule (agents.policies.stall): past 100 turns of a round a trained policy draws no pile
-card while another move is legal, in every player of a policy (numpy, the exported ONNX graph,
-the ONNX player), and it ends the rounds a pile-swapping policy would otherwise play to the cap."""
+"""The stall rule (agents.policies.stall): past 100 turns of a round a trained policy calls Yaniv
+when it may and else draws no pile card while another move is legal, in every player of a policy
+(numpy, the exported ONNX graph, the ONNX player), and it ends the rounds that a pile-swapping
+policy, or one that never calls, would otherwise play to the cap."""
 
 from __future__ import annotations
 
@@ -45,12 +46,24 @@ def pile_swapper() -> NumpyPolicy:
     return NumpyPolicy([np.zeros((N_ACT, N_OBS))], [bias], "tanh", {"rules": "default"})
 
 
+def never_caller() -> NumpyPolicy:
+    """A policy that never calls Yaniv while another move is legal (as one that fears every Assaf):
+    it draws from the deck, so the pile part of the rule leaves it as it is, and it throws the
+    larger slot masks (sets and runs when it has them), so its hand shrinks and the call comes."""
+    bias = np.zeros(N_ACT)
+    ids = np.arange(action_table(HAND).num_discard_actions)
+    bias[ids] = np.where(ids % DRAW_SOURCES == 0, 5.0, -5.0) + (ids // DRAW_SOURCES) * 0.01
+    bias[action_table(HAND).yaniv] = -50.0
+    return NumpyPolicy([np.zeros((N_ACT, N_OBS))], [bias], "tanh", {"rules": "default"})
+
+
 def test_the_rule_removes_only_pile_draws_of_stalled_rows_and_never_empties_a_row():
     rng = np.random.default_rng(0)
     obs = rng.random((400, N_OBS)).astype(np.float32)
     obs[:200, turn_column()] = 1.0
     obs[200:, turn_column()] = 0.99
     masks = rng.random((400, N_ACT)) < 0.1
+    masks[:, action_table(HAND).yaniv] = False  # the call: the test below
     masks[:10] = False
     masks[:10, 3] = True  # a pile draw alone: kept
     out = stall.stall_masks(obs, masks)
@@ -85,6 +98,26 @@ def test_numpy_onnx_graph_and_exported_player_apply_it_alike(tmp_path):
     assert not pile[wanted[:150]].any(), "stalled rows with a deck draw legal never draw the pile"
 
 
+def test_a_stalled_row_where_the_call_is_legal_keeps_the_call_alone():
+    rng = np.random.default_rng(3)
+    yaniv = action_table(HAND).yaniv
+    assert stall.stall_columns(N_OBS)[2] == yaniv
+    obs = rng.random((200, N_OBS)).astype(np.float32)
+    obs[:100, turn_column()] = 1.0
+    obs[100:, turn_column()] = 0.5
+    masks = rng.random((200, N_ACT)) < 0.2
+    masks[::2, yaniv] = True
+    masks[1::2, yaniv] = False
+    out = stall.stall_masks(obs, masks)
+    only = np.zeros(N_ACT, dtype=bool)
+    only[yaniv] = True
+    assert (out[:100:2] == only).all(), "stalled with the call legal: the call alone"
+    assert not out[1:100:2, yaniv].any() and not (out[1:100:2] & stall.stall_columns(N_OBS)[1]).any()
+    assert np.array_equal(out[100:], masks[100:]), "rounds under 100 turns are left alone"
+    policy = random_policy(4)
+    assert (policy.act_batch(obs[:100:2], masks[:100:2]) == yaniv).all()
+
+
 @pytest.mark.parametrize("rule", [True, False])
 def test_pile_swappers_stall_without_the_rule_and_finish_with_it(tmp_path, monkeypatch, rule):
     path = tmp_path / "swapper.npz"
@@ -97,3 +130,17 @@ def test_pile_swappers_stall_without_the_rule_and_finish_with_it(tmp_path, monke
         assert result.capped_rounds == 0
     else:
         assert result.capped_rounds > 8, "the swappers loop: the test would pass without the rule otherwise"
+
+
+@pytest.mark.parametrize("rule", [True, False])
+def test_never_callers_stall_without_the_rule_and_finish_with_it(tmp_path, monkeypatch, rule):
+    path = tmp_path / "never.npz"
+    never_caller().save(path)
+    if not rule:
+        monkeypatch.setattr(stall, "stalled", lambda observations: np.zeros(observations.shape[:-1], dtype=bool))
+    result = run_tournament([f"ppo:{path}", f"ppo:{path}"], 2, 16, seed=0, rounds=True, workers=1,
+                            progress=False, max_turns=400, engine="core")
+    if rule:
+        assert result.capped_rounds == 0
+    else:
+        assert result.capped_rounds > 8, "they never call: the test would pass without the rule otherwise"

@@ -111,17 +111,22 @@ def onnx_model(policy: NumpyPolicy) -> Any:
             helper.make_node("Pad", ["skip_moves", "skip_pads"], ["skip"]),  # zeros for Yaniv and slamdown
             helper.make_node("Add", ["mlp_logits", "skip"], ["logits"]),
         ]
-    # The stall rule (agents.policies.stall): past its turns, no pile draw while another move is legal.
+    # The stall rule (agents.policies.stall): past its turns, the call alone where it is legal, else no
+    # pile draw while another move is legal.
     columns = stall_columns(n_obs)
     if columns is None:
         raise ValueError(f"the policy takes {n_obs} inputs: no observation layout has that size")
-    turn_index, pile = columns
+    turn_index, pile, yaniv = columns
+    only_call = np.zeros(n_act, dtype=bool)
+    only_call[yaniv] = True
     initializers += [
         numpy_helper.from_array(np.array([turn_index], dtype=np.int64), "stall_turn_index"),
         numpy_helper.from_array(np.array([1.0], dtype=np.float32), "one"),
         numpy_helper.from_array(np.array([0.0], dtype=np.float32), "zero"),
         numpy_helper.from_array(~pile, "not_pile"),
         numpy_helper.from_array(pile, "pile"),
+        numpy_helper.from_array(np.array([yaniv], dtype=np.int64), "yaniv_index"),
+        numpy_helper.from_array(only_call, "only_call"),
     ]
     nodes += [
         helper.make_node("Gather", ["observation", "stall_turn_index"], ["turn"], axis=1),  # [batch, 1]
@@ -133,7 +138,13 @@ def onnx_model(policy: NumpyPolicy) -> Any:
         helper.make_node("And", ["stalled", "unstalled_any"], ["use_stall_rule"]),
         helper.make_node("And", ["use_stall_rule", "pile"], ["stalled_pile"]),  # mask & ~(use & pile)
         helper.make_node("Not", ["stalled_pile"], ["not_stalled_pile"]),
-        helper.make_node("And", ["action_mask", "not_stalled_pile"], ["played_mask"]),
+        helper.make_node("And", ["action_mask", "not_stalled_pile"], ["drawn_mask"]),
+        helper.make_node("Gather", ["action_mask", "yaniv_index"], ["call_legal"], axis=1),  # [batch, 1]
+        helper.make_node("And", ["stalled", "call_legal"], ["forced_call"]),
+        helper.make_node("And", ["forced_call", "only_call"], ["call_part"]),  # onnxruntime has no bool Where
+        helper.make_node("Not", ["forced_call"], ["not_forced_call"]),
+        helper.make_node("And", ["not_forced_call", "drawn_mask"], ["drawn_part"]),
+        helper.make_node("Or", ["call_part", "drawn_part"], ["played_mask"]),
     ]
     initializers.append(numpy_helper.from_array(np.array([-np.inf], dtype=np.float32), "minus_inf"))
     nodes.append(helper.make_node("Where", ["played_mask", "logits", "minus_inf"], ["masked_logits"]))

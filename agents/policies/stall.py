@@ -1,4 +1,5 @@
-"""The stall rule: a trained policy draws from the deck once a round has run 100 turns.
+"""The stall rule: once a round has run 100 turns, a trained policy calls Yaniv when it may and
+otherwise draws from the deck.
 
     masks = stall_masks(observations, masks)     # (B, N) float32, (B, A) bool -> (B, A) bool
 
@@ -9,9 +10,13 @@ turn cap, scoreless). The observation counts the round's turns up to 100 (``SELF
 capped at 1), so from there on a policy cannot tell turn 100 from turn 1,000. The stall rule
 breaks the cycle where the policy cannot: once that feature reads 1, every action that draws from
 the pile is taken out of the mask, whenever some other legal action (a deck draw, a call, a
-slamdown choice) remains. A deck draw brings a card nobody threw, so the hands move on and a call
-comes; a round of 100 turns is far past normal play (heads-up rounds last about 20 turns), so the
-rule leaves ordinary games alone.
+slamdown choice) remains, and where the call is legal it is the only action left. A deck draw
+brings a card nobody threw, so the hands move on; the forced call is what makes the round end
+once a hand is low enough: a policy that fears the Assaf may decline every call (the shipped bot
+of 2026-12-07, at 190 of a 200 limit, held an ace with Yaniv legal for 400 turns while the search
+declined too, and the round reached the 500-turn cap; docs/experiments.md). A round of 100 turns
+is far past normal play (heads-up rounds last about 20 turns), so the rule leaves ordinary games
+alone.
 
 Every player of a trained policy applies it: ``NumpyPolicy`` (``PPOAgent``, snapshots, the
 compiled tournament's batched seats), ``ExportedPolicy`` and the ONNX graph of
@@ -33,9 +38,9 @@ STALL_TURNS: Final = 100
 
 
 @lru_cache(maxsize=16)
-def stall_columns(observation_size: int) -> tuple[int, np.ndarray] | None:
-    """(index of the turn feature, bool vector of the pile-draw action ids) for observations of
-    ``observation_size``, or None when no hand size's layout has that size."""
+def stall_columns(observation_size: int) -> tuple[int, np.ndarray, int] | None:
+    """(index of the turn feature, bool vector of the pile-draw action ids, the Yaniv call's action
+    id) for observations of ``observation_size``, or None when no hand size's layout has that size."""
     try:
         hand_size = hand_size_for(observation_size)
     except ValueError:
@@ -49,7 +54,7 @@ def stall_columns(observation_size: int) -> tuple[int, np.ndarray] | None:
     ids = np.arange(table.num_discard_actions)
     pile[ids] = ids % DRAW_SOURCES != 0  # action (m - 1) * DRAW_SOURCES + d; draw source 0 is the deck
     pile.flags.writeable = False
-    return offsets["self"] + SELF.turn, pile
+    return offsets["self"] + SELF.turn, pile, table.yaniv
 
 
 def stalled(observations: np.ndarray) -> np.ndarray:
@@ -61,8 +66,9 @@ def stalled(observations: np.ndarray) -> np.ndarray:
 
 
 def stall_masks(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    """``masks`` (bool) with the pile draws removed from the rows whose round has stalled, where
-    another legal action remains; the other rows as they were. Works on one row or a batch."""
+    """``masks`` (bool) with the rows whose round has stalled changed: the call alone where it is
+    legal, else the pile draws removed where another legal action remains; the other rows as they
+    were. Works on one row or a batch."""
     masks = masks.astype(bool)
     columns = stall_columns(observations.shape[-1])
     if columns is None or masks.shape[-1] != columns[1].shape[0]:
@@ -70,6 +76,13 @@ def stall_masks(observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
     rows = stalled(observations)
     if not rows.any():
         return masks
-    guarded = masks & ~columns[1]
+    _, pile, yaniv = columns
+    guarded = masks & ~pile
     keep = rows & guarded.any(axis=-1)
-    return np.where(keep[..., None], guarded, masks)
+    out = np.where(keep[..., None], guarded, masks)
+    call = rows & masks[..., yaniv]
+    if call.any():
+        only_call = np.zeros(masks.shape[-1], dtype=bool)
+        only_call[yaniv] = True
+        out = np.where(call[..., None], only_call, out)
+    return out

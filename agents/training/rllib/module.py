@@ -16,8 +16,9 @@ Masking: the observation is the AEC's ``{"observation", "action_mask"}``; every 
 ``FLOAT_MIN`` on the logits of the actions the mask forbids, so no sampled or greedy action is ever
 illegal (a row with no legal action, an agent's last observation, gets equal logits: it is never
 acted on). The critic reads the observation alone. The stall rule of ``agents.policies.stall``
-(no pile draws from a round's 100th turn) belongs to the bot's players (``NumpyPolicy``, the ONNX
-graph), as with SB3's learner, not to the module: below that turn both pick the same moves.
+(from a round's 100th turn the call where legal, else no pile draws) belongs to the bot's players
+(``NumpyPolicy``, the ONNX graph), as with SB3's learner, not to the module: below that turn both
+pick the same moves.
 """
 
 from __future__ import annotations
