@@ -6,7 +6,8 @@ of the packages (commit b216b83's behaviour) and taken again each time a new bot
 learning issue's recipe, 2026-12-02; with its tower stage, 2026-12-04; with the no-jokers game in
 half that stage, 2026-12-05; the bot with the expert stage of 2026-12-07 kept them, as that stage
 changes only the tower for games of one round, which they did not play; its records of that tower,
-on no-jokers games of one round, were added then). A change that alters them
+on no-jokers games of one round, were added then; taken again for the bot of 256 tables split at
+24 M, with the stall rule's forced call, later that day). A change that alters them
 changes behaviour; if it means to, record them again and say why in the commit.
 """
 
