@@ -119,28 +119,18 @@ def test_a_stalled_row_where_the_call_is_legal_keeps_the_call_alone():
 
 
 @pytest.mark.parametrize("rule", [True, False])
-def test_pile_swappers_stall_without_the_rule_and_finish_with_it(tmp_path, monkeypatch, rule):
-    path = tmp_path / "swapper.npz"
-    pile_swapper().save(path)
+@pytest.mark.parametrize("make_policy, why", [
+    (pile_swapper, "the pile part: they pass the same cards back and forth"),
+    (never_caller, "the forced call: they draw from the deck and never call"),
+])
+def test_looping_policies_stall_without_the_rule_and_finish_with_it(tmp_path, monkeypatch, rule, make_policy, why):
+    path = tmp_path / "policy.npz"
+    make_policy().save(path)
     if not rule:
         monkeypatch.setattr(stall, "stalled", lambda observations: np.zeros(observations.shape[:-1], dtype=bool))
     result = run_tournament([f"ppo:{path}", f"ppo:{path}"], 2, 16, seed=0, rounds=True, workers=1,
                             progress=False, max_turns=400, engine="core")
     if rule:
-        assert result.capped_rounds == 0
+        assert result.capped_rounds == 0, f"{why}: the rule should end every round"
     else:
-        assert result.capped_rounds > 8, "the swappers loop: the test would pass without the rule otherwise"
-
-
-@pytest.mark.parametrize("rule", [True, False])
-def test_never_callers_stall_without_the_rule_and_finish_with_it(tmp_path, monkeypatch, rule):
-    path = tmp_path / "never.npz"
-    never_caller().save(path)
-    if not rule:
-        monkeypatch.setattr(stall, "stalled", lambda observations: np.zeros(observations.shape[:-1], dtype=bool))
-    result = run_tournament([f"ppo:{path}", f"ppo:{path}"], 2, 16, seed=0, rounds=True, workers=1,
-                            progress=False, max_turns=400, engine="core")
-    if rule:
-        assert result.capped_rounds == 0
-    else:
-        assert result.capped_rounds > 8, "they never call: the test would pass without the rule otherwise"
+        assert result.capped_rounds > 8, f"{why}: they loop, or the test would pass without the rule"
