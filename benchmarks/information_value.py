@@ -18,7 +18,11 @@ start:
 * ``belief``: the opponent's total as a fitted belief predicts it from what the learner may see (the
   observation and ``memory``'s entries): ``P(total <= t)``, t = 0..53, where the belief is an MLP fitted
   by cross-entropy on the true totals of positions played by the start (``--fit-belief``). No
-  cheating at play; the hidden totals only label its training data, as a critic's returns do.
+  cheating at play; the hidden totals only label its training data, as a critic's returns do;
+* ``posterior``: per card, the share of 16 samples of the hidden cards in which the opponent holds
+  it, the samples drawn as the search draws them (``yaniv_env.core.search``: uniform within their
+  epochs, then swept towards the hands the opponent's last discard argues for): the inference that
+  gives the planner most of its edge (``benchmarks/planner_edge.py``), as an input. No cheating.
 
 The start is a run's checkpoint (``--start runs/NAME/checkpoints/latest.zip``; with towers, tower
 ``--tower``: 0, the one for whole games, unless given): its actor and critic, the first layers
@@ -70,7 +74,41 @@ from yaniv_env.core import batch as B  # noqa: E402
 from yaniv_env.core import layout as L  # noqa: E402
 
 EXTRA = {"zeros": NUM_CARDS, "hand": NUM_CARDS, "total": NUM_CARDS, "thrown": 2 * NUM_CARDS,
-         "memory": 3 * NUM_CARDS + 10, "belief": NUM_CARDS}
+         "memory": 3 * NUM_CARDS + 10, "belief": NUM_CARDS, "posterior": NUM_CARDS}
+POSTERIOR_SAMPLES = 16  # the posterior arm's samples of the hidden cards a decision
+POSTERIOR_RHO, POSTERIOR_SWEEPS = 0.35, 3  # the search's defaults (yaniv_env.core.search.search_params)
+
+
+def _posterior_kernel():
+    """The ``posterior`` arm's numba kernel, compiled on first use: per row, the share of
+    ``samples`` informed samples of the learner's view (``yaniv_env.core.search``: the uniform deal
+    within epochs, then the sweeps towards what the opponent's last discard argues for) in which the
+    opponent holds each card. Cards it is known to hold read 1 in every sample."""
+    from numba import njit
+
+    from yaniv_env.core.search import draw_sample, informed, prepare_view
+
+    @njit(cache=True)
+    def posterior(rows, seats, r, samples, rho, sweeps, out):
+        work = np.empty(NUM_CARDS, dtype=np.int64)
+        for k in range(rows.shape[0]):
+            s = rows[k]
+            if s[L.PHASE] == L.PHASE_OVER:
+                continue
+            me = seats[k]
+            other = 1 - me
+            template, cards, places, starts, pending = prepare_view(s, me)
+            sample = np.empty_like(s)
+            for _ in range(samples):
+                draw_sample(sample, r, template, cards, places, starts, pending, work)
+                informed(sample, me, r, rho, sweeps)
+                at = L.HAND + other * L.HAND_ROOM
+                for i in range(sample[L.HAND_LEN + other]):
+                    out[k, sample[at + i]] += 1.0 / samples
+    return posterior
+
+
+_POSTERIOR = _POSTERIOR_RNG = None  # the posterior arm's kernel and its generator, made on first use
 
 
 def extra_features(arm: str, rows: np.ndarray, seats: np.ndarray, memory: tuple | None = None) -> np.ndarray:
@@ -84,6 +122,15 @@ def extra_features(arm: str, rows: np.ndarray, seats: np.ndarray, memory: tuple 
         for k in range(len(rows)):
             at = L.HAND + other[k] * L.HAND_ROOM
             out[k, rows[k, at : at + rows[k, L.HAND_LEN + other[k]]]] = 1.0
+        return out
+    if arm == "posterior":
+        global _POSTERIOR, _POSTERIOR_RNG
+        if _POSTERIOR is None:
+            from yaniv_env.core.engine import seed_rng
+
+            _POSTERIOR, _POSTERIOR_RNG = _posterior_kernel(), np.array([seed_rng(20261207)], dtype=np.uint64)
+        _POSTERIOR(np.ascontiguousarray(rows), np.ascontiguousarray(seats, dtype=np.int64), _POSTERIOR_RNG,
+                   POSTERIOR_SAMPLES, POSTERIOR_RHO, POSTERIOR_SWEEPS, out)
         return out
     if arm == "total":
         totals = rows[np.arange(len(rows)), L.TOTAL + other]

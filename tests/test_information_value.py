@@ -42,6 +42,27 @@ def test_the_hand_and_total_entries_are_the_opponents():
         assert (extra.sum(axis=1) == NUM_CARDS - totals).all()
 
 
+def test_the_posterior_entries_are_a_belief_over_the_unseen_and_the_known_cards():
+    """Per card, the share of samples the opponent holds it in: it sums to its hand size, holds every
+    card it was seen taking from the pile at 1, and never a card the learner holds or sees on the pile."""
+    seen_known = False
+    for extra, rows, seats in play("posterior", steps=30):
+        for k in range(len(rows)):
+            s, me = rows[k], seats[k]
+            if s[L.PHASE] == L.PHASE_OVER:
+                continue
+            other = 1 - me
+            assert extra[k].sum() == pytest.approx(s[L.HAND_LEN + other], abs=1e-4)
+            mine = s[L.HAND + me * L.HAND_ROOM : L.HAND + me * L.HAND_ROOM + s[L.HAND_LEN + me]]
+            dead = np.flatnonzero(s[L.DEAD : L.DEAD + NUM_CARDS] == 1)
+            top = s[L.TOP : L.TOP + s[L.TOP_LEN]]
+            assert not extra[k, mine].any() and not extra[k, top].any() and not extra[k, dead].any()
+            known = np.flatnonzero(s[L.KNOWN : L.KNOWN + NUM_CARDS] == other)
+            np.testing.assert_allclose(extra[k, known], 1.0, atol=1e-5)
+            seen_known |= len(known) > 0
+    assert seen_known
+
+
 def test_the_memory_entries_follow_the_round():
     seen_pass = seen_draw = False
     for extra, rows, seats in play("memory", steps=60):
