@@ -24,6 +24,11 @@ start:
   epochs, then swept towards the hands the opponent's last discard argues for): the inference that
   gives the planner most of its edge (``benchmarks/planner_edge.py``), as an input. No cheating.
 
+What they gave (docs/experiments.md, 2026-12-05 and 2026-12-07; 100,000 rounds): the control
++1.21 from either start; ``hand`` +2.05 and ``total`` +2.64 (the cheats); ``thrown`` +1.26,
+``memory`` +1.21, ``belief`` +1.31, ``posterior`` +1.24: nothing the learner may see, given as an
+input, moves PPO past the control's interval.
+
 The start is a run's checkpoint (``--start runs/NAME/checkpoints/latest.zip``; with towers, tower
 ``--tower``: 0, the one for whole games, unless given): its actor and critic, the first layers
 widened by columns of zeros, so every arm starts from the same play. Then ``--steps`` of MaskablePPO
