@@ -116,6 +116,14 @@ def _posterior_kernel():
 _POSTERIOR = _POSTERIOR_RNG = None  # the posterior arm's kernel and its generator, made on first use
 
 
+def seed_posterior(seed: int) -> None:
+    """Seed the posterior arm's samples (``wrapped_env`` does, from its own seed)."""
+    global _POSTERIOR_RNG
+    from yaniv_env.core.engine import seed_rng
+
+    _POSTERIOR_RNG = np.array([seed_rng(seed)], dtype=np.uint64)
+
+
 def extra_features(arm: str, rows: np.ndarray, seats: np.ndarray, memory: tuple | None = None) -> np.ndarray:
     """(len(rows), EXTRA[arm]) float32: the arm's features of each row for the learner at ``seats``
     (``memory``: the ``memory`` arm's (passed, deck draws) per row)."""
@@ -129,11 +137,11 @@ def extra_features(arm: str, rows: np.ndarray, seats: np.ndarray, memory: tuple 
             out[k, rows[k, at : at + rows[k, L.HAND_LEN + other[k]]]] = 1.0
         return out
     if arm == "posterior":
-        global _POSTERIOR, _POSTERIOR_RNG
+        global _POSTERIOR
         if _POSTERIOR is None:
-            from yaniv_env.core.engine import seed_rng
-
-            _POSTERIOR, _POSTERIOR_RNG = _posterior_kernel(), np.array([seed_rng(20261207)], dtype=np.uint64)
+            _POSTERIOR = _posterior_kernel()
+        if _POSTERIOR_RNG is None:
+            seed_posterior(0)
         _POSTERIOR(np.ascontiguousarray(rows), np.ascontiguousarray(seats, dtype=np.int64), _POSTERIOR_RNG,
                    POSTERIOR_SAMPLES, POSTERIOR_RHO, POSTERIOR_SWEEPS, out)
         return out
@@ -249,6 +257,8 @@ def wrapped_env(arm: str, seed: int, belief: Belief | None = None, rules: str = 
 
     from yaniv.rules import parse_rules
 
+    if arm == "posterior":
+        seed_posterior(seed + 7919)  # its own stream, apart from the tables' seeds seed + i
     parsed = parse_rules(rules)
     rule_sets = house_rule_sets(parsed, house_share, seed) if house_share else None
     venv = YanivVecEnv(num_envs=128, players=2, rules=parsed, opponents=opponent, episode="round",
