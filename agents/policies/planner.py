@@ -23,6 +23,10 @@ stakes, what the opponent kept); the search's in checking a move against play-ou
 none of its edge (docs/experiments.md, 2026-12-03 and 2026-12-04): the edge is in rare overrules
 that look like noise from the observation. Decision-time search keeps them, at the search's cost
 per move (about a millisecond heads-up at the default budget, against 0.02 ms for the network).
+Where the edge lies (``benchmarks/planner_edge.py``, docs/experiments.md, 2026-12-07): in the
+discards and draws, not the call (searched alone, the call adds nothing), and two thirds of it in
+the samples' lean towards the hands the opponent's last discard argues for; rollouts of six turns
+keep all of it. The same inference given to the network as an input adds nothing to PPO.
 
 Two forms, chosen as for every bot: ``PlannerAgent.act(view)`` plays one view (the Python engine,
 the AEC environment, the stdio server, the terminal game; the search's reference rollouts), and
