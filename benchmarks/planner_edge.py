@@ -47,11 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import agents.policies.planner as planner  # noqa: E402
 from agents.tournament import run_tournament  # noqa: E402
 from yaniv_env.core import search  # noqa: E402
+from yaniv_env.encoding import DRAW_SOURCES  # noqa: E402
 
 ARMS = ("full", "none", "call", "nocall", "draw", "discard")
 SETTINGS = {"sweeps": int, "rho": float, "rollout_turns": int, "confidence": float, "call_risk": float,
             "deck_gain": float}
-DRAW_SOURCES = 6  # yaniv_env.encoding: action (m - 1) * 6 + d
 
 
 def restricted(arm: str, shipped):
@@ -67,6 +67,7 @@ def restricted(arm: str, shipped):
         n = np.ones(len(legal), dtype=counts.dtype)
         out[:, 0] = top
         moves = yaniv  # the discard-and-draw ids come first
+        ids = np.arange(legal.shape[1])
 
         def best(i, keep):
             alt = np.where(keep, scores[i], -np.inf)
@@ -76,7 +77,6 @@ def restricted(arm: str, shipped):
 
         for i in range(len(legal)):
             t = int(top[i])
-            ids = np.arange(legal.shape[1])
             if arm == "none":
                 continue
             if arm in ("call", "nocall"):

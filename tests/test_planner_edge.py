@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import planner_edge as pe  # noqa: E402
 
 from agents.policies.planner import PLAN_BUDGET, PLAN_TOP_K, plan_candidates  # noqa: E402
-from yaniv_env.encoding import action_table  # noqa: E402
+from yaniv_env.encoding import DRAW_SOURCES, action_table  # noqa: E402
 
 TABLE = action_table(5)
 YANIV = TABLE.yaniv
@@ -86,7 +86,8 @@ def test_nocall_keeps_the_networks_call_and_searches_the_rest():
     assert (counts > 1).any()
 
 
-@pytest.mark.parametrize("arm, kept", [("draw", lambda a: a // 6), ("discard", lambda a: a % 6)])
+@pytest.mark.parametrize("arm, kept", [("draw", lambda a: a // DRAW_SOURCES),  # the discard kept
+                                       ("discard", lambda a: a % DRAW_SOURCES)])  # the draw kept
 def test_draw_and_discard_arms_hold_the_other_half_of_the_move(arm, kept):
     logits, legal, cands, counts, best = arm_candidates(arm)
     searched = 0
