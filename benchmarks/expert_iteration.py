@@ -58,7 +58,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.policies.ppo import NumpyPolicy  # noqa: E402
-from agents.training.expert import MAX_EXPERT_SAMPLES, collect_labels, collect_parts, fit, stage_tables  # noqa: E402
+from agents.training.expert import (  # noqa: E402
+    FIT_TARGETS, MAX_EXPERT_SAMPLES, collect_labels, collect_parts, fit, stage_tables,
+)
 from yaniv.rules import parse_rules  # noqa: E402
 
 
@@ -142,6 +144,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--samples", type=int, default=400_000)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--lr", type=float, default=1e-4)
+    parser.add_argument("--target", choices=FIT_TARGETS, default="label",
+                        help="fit the planner's choice (label) or the start tilted by the rollouts' means (advantage)")
+    parser.add_argument("--temperature", type=float, default=1.0,
+                        help="points of rollout advantage per unit of logit, for --target advantage")
     parser.add_argument("--budget", type=int, default=256)
     parser.add_argument("--rules", default="default")
     parser.add_argument("--seed", type=int, default=0)
@@ -156,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="labels saved by an earlier run (OUT/labels<k>.npz), fitted on with this run's first")
     args = parser.parse_args(argv)
     bounds = {"iterations": (1, 100), "samples": (128, MAX_SAMPLES), "epochs": (1, 100), "lr": (0.0, 1.0),
-              "budget": (8, 4096), "round_share": (0.0, 1.0), "rounds": (2, 10_000_000), "workers": (1, 64),
+              "budget": (8, 4096), "round_share": (0.0, 1.0), "temperature": (1e-3, 1e6), "rounds": (2, 10_000_000), "workers": (1, 64),
               "threads": (1, 64)}
     for key, (low, high) in bounds.items():
         value = getattr(args, key)
@@ -190,7 +196,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"iteration {k}: {len(data['labels']):,} labels in {time.perf_counter() - t0:.0f} s, "
               f"the planner overrules the student in {changed:.2%}", flush=True)
         t0 = time.perf_counter()
-        policy, _ = fit(policy, data, args.epochs, args.lr, args.seed + k)
+        policy, _ = fit(policy, data, args.epochs, args.lr, args.seed + k, target=args.target,
+                        temperature=args.temperature)
         policy.save(args.out / f"iter{k}.npz")
         print(f"iteration {k}: fitted in {time.perf_counter() - t0:.0f} s -> {args.out / f'iter{k}.npz'}", flush=True)
 

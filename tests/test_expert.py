@@ -40,7 +40,7 @@ def test_the_labels_are_the_planners_answers_among_the_students_candidates(stude
 
     data = collect_labels(student, 512, seed=2, budget=32)
     again = collect_labels(student, 512, seed=2, budget=32, threads=2)
-    assert all((data[k] == again[k]).all() for k in data)  # the same seed, the same labels on any thread count
+    assert all(np.array_equal(data[k], again[k], equal_nan=True) for k in data)  # the same labels, any thread count
     obs = data["obs"].astype(np.float32)
     cands, counts = policy_candidates(student, obs, data["masks"], action_table(5).yaniv, PLAN_TOP_K, 32)
     assert (data["own"] == cands[:, 0]).all()  # the student plays its own best move
@@ -49,6 +49,14 @@ def test_the_labels_are_the_planners_answers_among_the_students_candidates(stude
         assert data["masks"][i, data["labels"][i]]
     assert (data["labels"][counts == 1] == data["own"][counts == 1]).all()
     assert 0 < (data["labels"] != data["own"]).mean() < 0.3  # the planner overrules, now and then
+    # Beside each label, the candidates searched and their means minus the student's move's.
+    searched = data["cands"] >= 0
+    assert (searched.sum(axis=1) == counts).all() and (data["cands"][:, 0] == data["own"]).all()
+    assert all((data["cands"][i, : counts[i]] == cands[i, : counts[i]]).all() for i in range(len(obs)))
+    assert (data["advantages"][:, 0] == 0).all() and np.isnan(data["advantages"][~searched]).all()
+    over = np.flatnonzero(data["labels"] != data["own"])
+    at = [int(np.flatnonzero(data["cands"][i] == data["labels"][i])[0]) for i in over]
+    assert all(data["advantages"][i, k] > 0 for i, k in zip(over, at))  # an overrule: the rollouts favoured it
 
 
 def test_labels_at_larger_tables_under_drawn_rules_are_legal_and_seeded(student):
@@ -58,7 +66,8 @@ def test_labels_at_larger_tables_under_drawn_rules_are_legal_and_seeded(student)
     kwargs = dict(players="3-6", rule_sets=rule_sets, episode="game", round_share=0.5, budget=16, tables=16)
     data = collect_labels(student, 300, seed=5, threads=2, **kwargs)
     assert len(data["labels"]) == 300 and data["masks"][np.arange(300), data["labels"]].all()
-    assert all((data[k] == collect_labels(student, 300, seed=5, **kwargs)[k]).all() for k in data)
+    again = collect_labels(student, 300, seed=5, **kwargs)
+    assert all(np.array_equal(data[k], again[k], equal_nan=True) for k in data)
     assert not (data["labels"] == collect_labels(student, 300, seed=6, **kwargs)["labels"]).all()
 
 
@@ -93,6 +102,49 @@ def test_the_fit_moves_each_tower_only_on_its_own_rows(student, rules, tower):
     assert not np.array_equal(moved[0][0], moved[1][0])
     assert all(np.array_equal(a, b) for a, b in zip(*kept))
     assert np.array_equal(fitted.skip_weight, student.skip_weight)
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_the_advantage_target_is_the_start_tilted_by_the_rollouts_means(student):
+    """At rate 0 the fit's loss is the cross-entropy of the start against q = softmax(logits + A / T),
+    worked out here in numpy on the fit's own training rows; fitted, the student follows the tilt."""
+    data = collect_labels(student, 400, seed=7, budget=16)
+    obs, masks = data["obs"].astype(np.float32), data["masks"]
+    z = np.where(masks, student.logits(obs).astype(np.float64), -1e9)
+    tilt = np.zeros_like(z)
+    for i in range(len(z)):
+        for c, a in zip(data["cands"][i], data["advantages"][i]):
+            if c >= 0:
+                tilt[i, c] += a / 2.5
+    train = np.random.default_rng(0).permutation(len(z))[len(z) // 20 :]  # fit's split for seed 0
+    log_p = np.log(softmax(z) + 1e-300)
+    expected = -(softmax(z + tilt) * log_p).sum(axis=1)[train].mean()
+    _, stats = fit(student, data, epochs=1, lr=0.0, seed=0, log=None, target="advantage", temperature=2.5)
+    assert stats["loss"] == pytest.approx(expected, rel=1e-4)
+    # A tilt that is all one way: every second candidate 40 points better than the student's move.
+    lifted = dict(data, advantages=np.where(data["cands"] >= 0, 0.0, np.nan).astype(np.float32))
+    two = (data["cands"][:, 1] >= 0)
+    lifted["advantages"][two, 1] = 40.0
+    fitted, _ = fit(student, lifted, epochs=8, lr=1e-3, seed=0, batch_size=32, log=None, target="advantage")
+    best = np.argmax(fitted.masked_logits(obs, masks), axis=1)
+    assert (best[two] == data["cands"][two, 1]).mean() > 0.8
+    assert (np.argmax(student.masked_logits(obs, masks), axis=1)[two] == data["cands"][two, 1]).mean() == 0
+
+
+def test_the_fit_refuses_a_target_it_cannot_build(student):
+    data = collect_labels(student, 64, seed=1, budget=16)
+    with pytest.raises(ValueError, match="target must be one of label, advantage"):
+        fit(student, data, epochs=1, lr=0.0, seed=0, log=None, target="value")
+    with pytest.raises(ValueError, match="temperature"):
+        fit(student, data, epochs=1, lr=0.0, seed=0, log=None, target="advantage", temperature=0.0)
+    old = {k: v for k, v in data.items() if k != "advantages"}
+    with pytest.raises(ValueError, match="'advantages'"):
+        fit(student, old, epochs=1, lr=0.0, seed=0, log=None, target="advantage")
+    assert fit(student, old, epochs=1, lr=0.0, seed=0, log=None)[1]["loss"] > 0  # labels alone still fit
 
 
 def test_the_fit_on_rows_of_both_towers_moves_both_and_changes_nothing_at_rate_zero(student):

@@ -153,6 +153,18 @@ def test_the_batched_kernel_is_choose_row_by_row(shipped):
         expected = cands[g, 0] if counts[g] == 1 else cands[g, S.choose(rows[g], r, params, cands[g], counts[g])]
         assert out[g] == expected
         assert masks[g, out[g]]
+    # The means beside the choice: the same choices on the same generators, 0 for the network's move,
+    # NaN past the candidates, and an overrule only where the chosen move's mean is above the network's.
+    chosen = np.empty(len(games), dtype=np.int64)
+    means = np.empty((len(games), cands.shape[1]))
+    S.choose_games_values(rows, A.copy(), index, seats, cands, counts, params, chosen, means)
+    assert (chosen == out).all()
+    assert (means[:, 0] == 0).all()
+    for g in range(len(games)):
+        assert np.isnan(means[g, counts[g]:]).all() and np.isfinite(means[g, :counts[g]]).all()
+        k = int(np.flatnonzero(cands[g] == out[g])[0])
+        assert k == 0 or means[g, k] == means[g, 1:counts[g]].max() > 0
+    assert (chosen != cands[:, 0]).any() and (np.abs(means[counts > 1, 1]) > 0).mean() > 0.5
 
 
 def test_the_planner_is_deterministic_given_its_seed_and_plays_legal_moves():

@@ -41,6 +41,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from agents.policies.planner import MAX_PLAN_CANDIDATES
 from agents.policies.ppo import NumpyPolicy
 
 EXPERT_TABLES = 128
@@ -48,6 +49,12 @@ EXPERT_TABLES = 128
 
 MAX_EXPERT_SAMPLES = 3_000_000
 """The most labels a stage or a call collects (about 10 GB of observations)."""
+
+LABEL_KEYS = ("obs", "masks", "labels", "own", "cands", "advantages")
+"""The arrays of a set of labels (``collect_labels``, ``empty_labels``)."""
+
+FIT_TARGETS = ("label", "advantage")
+"""What ``fit`` fits the network to: the planner's choice, or the start tilted by the rollouts' means."""
 
 
 def collect_labels(
@@ -71,7 +78,9 @@ def collect_labels(
     """``samples`` decisions of ``policy`` at the learner's seat of ``tables`` tables
     (``yaniv_env.vector.YanivBatch``, its arguments as named), each playing the policy's own best
     move, with the planner's choice there: ``obs`` (float16), ``masks`` (bool), ``labels`` (the
-    planner's action ids), ``own`` (the policy's). ``threads`` share the rollouts by table. With
+    planner's action ids), ``own`` (the policy's), ``cands`` (int16, the candidates searched, -1 past
+    them) and ``advantages`` (float32, each candidate's mean rollout score minus the policy's move's,
+    NaN past them: ``search.choose_games_values``). ``threads`` share the rollouts by table. With
     ``out`` (arrays of those names, ``samples`` rows each) the rows are written there."""
     from agents.policies.planner import PLAN_TOP_K, policy_candidates
     from yaniv_env.core import batch as B, engine, layout as L, search
@@ -95,7 +104,7 @@ def collect_labels(
     parts = np.array_split(np.arange(tables, dtype=np.int64), -(-tables // 4) if threads > 1 else 1)
     if out is None:
         out = empty_labels(samples, policy)
-    elif any(len(out[k]) != samples for k in ("obs", "masks", "labels", "own")):
+    elif any(k not in out or len(out[k]) != samples for k in LABEL_KEYS):
         raise ValueError(f"out: arrays of {samples} rows are needed")
     pool = ThreadPoolExecutor(threads, thread_name_prefix="yaniv-expert") if threads > 1 else None
     step = batch.reset()
@@ -106,23 +115,29 @@ def collect_labels(
             seats = batch.G[:, B.G_LEARNER].astype(np.int64)
             cands, counts = policy_candidates(policy, obs, masks, batch.table.yaniv, PLAN_TOP_K, budget)
             labels = np.empty(tables, dtype=np.int64)
+            advantages = np.empty(cands.shape)
             results = [np.empty(len(part), dtype=np.int64) for part in parts]
+            means = [np.empty((len(part), cands.shape[1])) for part in parts]
 
-            def label(k: int, cands=cands, counts=counts, seats=seats, results=results) -> None:
+            def label(k: int, cands=cands, counts=counts, seats=seats, results=results, means=means) -> None:
                 games = parts[k]
-                search.choose_games(batch.S, A, games, seats[games], cands[games], counts[games], params, results[k])
+                search.choose_games_values(batch.S, A, games, seats[games], cands[games], counts[games], params,
+                                           results[k], means[k])
 
             if pool is None:
                 label(0)
             else:
                 list(pool.map(label, range(len(parts))))
-            for part, result in zip(parts, results):
+            for part, result, mean in zip(parts, results, means):
                 labels[part] = result
+                advantages[part] = mean
             take = min(tables, samples - n)
             out["obs"][n : n + take] = obs[:take]
             out["masks"][n : n + take] = masks[:take]
             out["labels"][n : n + take] = labels[:take]
             out["own"][n : n + take] = cands[:take, 0]
+            out["cands"][n : n + take] = cands[:take]
+            out["advantages"][n : n + take] = advantages[:take]
             n += take
             step = batch.step(cands[:, 0].copy())
     finally:
@@ -135,17 +150,35 @@ def empty_labels(samples: int, policy: NumpyPolicy) -> dict[str, np.ndarray]:
     """Room for ``samples`` labels of ``policy`` (``collect_labels``' arrays)."""
     return {"obs": np.empty((samples, policy.observation_size), dtype=np.float16),
             "masks": np.empty((samples, policy.num_actions), dtype=bool),
-            "labels": np.empty(samples, dtype=np.int64), "own": np.empty(samples, dtype=np.int64)}
+            "labels": np.empty(samples, dtype=np.int64), "own": np.empty(samples, dtype=np.int64),
+            "cands": np.empty((samples, MAX_PLAN_CANDIDATES), dtype=np.int16),
+            "advantages": np.empty((samples, MAX_PLAN_CANDIDATES), dtype=np.float32)}
 
 
 def fit(policy: NumpyPolicy, data: dict[str, np.ndarray], epochs: int, lr: float, seed: int,
-        batch_size: int = 1024, log: Callable[[str], None] | None = print) -> tuple[NumpyPolicy, dict[str, float]]:
-    """The policy fitted to ``data["labels"]`` by masked cross-entropy with Adam, ``epochs`` passes at
+        batch_size: int = 1024, log: Callable[[str], None] | None = print, *, target: str = "label",
+        temperature: float = 1.0) -> tuple[NumpyPolicy, dict[str, float]]:
+    """The policy fitted to the planner's labels by masked cross-entropy with Adam, ``epochs`` passes at
     ``lr``: each tower on the rows routed to it (a tower with no rows is left as it was), the stakes
     skip unchanged. 5% of the rows are held out; returns the fitted policy and the held-out agreement
-    with the labels before and after, the last pass's loss and the share of rows on tower 1."""
+    with the labels before and after, the last pass's loss and the share of rows on tower 1.
+
+    ``target``: ``"label"``, the planner's choice (``data["labels"]``) as a one-hot target; or
+    ``"advantage"``, the start's own distribution tilted by the rollouts' verdicts, ``q(a) ∝
+    pi_start(a) exp(A(a) / temperature)`` over the legal actions, ``A`` the candidate's mean rollout
+    score minus the start's move's (``data["advantages"]``, points) and 0 for the moves not searched:
+    the KL-regularized improvement of the start, which carries how much better a move is, not only
+    which one won the planner's test."""
     import torch
 
+    if target not in FIT_TARGETS:
+        raise ValueError(f"target must be one of {', '.join(FIT_TARGETS)}, got {target!r}")
+    if target == "advantage":
+        if not 0.0 < temperature <= 1e6:
+            raise ValueError(f"temperature must be in (0, 1e6] points, got {temperature!r}")
+        missing = [k for k in ("cands", "advantages") if k not in data]
+        if missing:
+            raise ValueError(f"target 'advantage' needs the labels' {missing[0]!r} (labels saved before it existed?)")
     torch.manual_seed(seed)
     x_all = data["obs"]
     n = len(x_all)
@@ -159,26 +192,27 @@ def fit(policy: NumpyPolicy, data: dict[str, np.ndarray], epochs: int, lr: float
         towers.append((policy.tower_weights, policy.tower_biases))
     params = [([torch.nn.Parameter(torch.tensor(w.T.copy())) for w in ws],  # (out, in)
                [torch.nn.Parameter(torch.tensor(b.copy())) for b in bs]) for ws, bs in towers]
+    start = [([w.detach().clone() for w in ws], [b.detach().clone() for b in bs]) for ws, bs in params]
     layers_out = policy.num_actions
     act = torch.tanh if policy.activation == "tanh" else torch.relu
     skip_index = None if policy.skip_index is None else torch.tensor(policy.skip_index)
     skip_weight = None if policy.skip_weight is None else torch.tensor(policy.skip_weight)
 
-    def mlp(x: torch.Tensor, tower: int) -> torch.Tensor:
-        layers, biases = params[tower]
+    def mlp(x: torch.Tensor, tower: int, weights: list = params) -> torch.Tensor:
+        layers, biases = weights[tower]
         h = x
         for w, b in zip(layers[:-1], biases[:-1]):
             h = act(h @ w.T + b)
         return h @ layers[-1].T + biases[-1]
 
-    def logits(x: torch.Tensor, route: torch.Tensor) -> torch.Tensor:
-        if len(params) == 1 or not route.any():
-            out = mlp(x, 0)
+    def logits(x: torch.Tensor, route: torch.Tensor, weights: list = params) -> torch.Tensor:
+        if len(weights) == 1 or not route.any():
+            out = mlp(x, 0, weights)
         elif route.all():
-            out = mlp(x, 1)
+            out = mlp(x, 1, weights)
         else:  # each row through its own tower only
             out = torch.empty(len(x), layers_out, dtype=x.dtype)
-            out = out.index_put((~route,), mlp(x[~route], 0)).index_put((route,), mlp(x[route], 1))
+            out = out.index_put((~route,), mlp(x[~route], 0, weights)).index_put((route,), mlp(x[route], 1, weights))
         if skip_index is not None:
             moves = skip_index.shape[1]
             extra = torch.einsum("nka,k->na", x[:, skip_index], skip_weight)
@@ -188,6 +222,21 @@ def fit(policy: NumpyPolicy, data: dict[str, np.ndarray], epochs: int, lr: float
     def rows(idx: np.ndarray) -> tuple[torch.Tensor, ...]:
         return (torch.tensor(x_all[idx].astype(np.float32)), torch.tensor(routed[idx]),
                 torch.tensor(data["masks"][idx]), torch.tensor(data["labels"][idx]))
+
+    def loss_of(idx: np.ndarray) -> torch.Tensor:
+        x, r, m, y = rows(idx)
+        z = logits(x, r).masked_fill(~m, -1e9)
+        if target == "label":
+            return torch.nn.functional.cross_entropy(z, y)
+        with torch.no_grad():  # the start's logits, tilted at the searched candidates
+            tilted = logits(x, r, start).masked_fill(~m, -1e9)
+            cands = torch.tensor(data["cands"][idx].astype(np.int64))
+            gain = torch.tensor(np.nan_to_num(data["advantages"][idx], nan=0.0), dtype=tilted.dtype)
+            searched = cands >= 0
+            gain = torch.where(searched, gain / temperature, torch.zeros_like(gain))
+            tilted = tilted.scatter_add(1, cands.clamp(min=0), gain)
+            q = torch.softmax(tilted, dim=1)
+        return -(q * torch.log_softmax(z, dim=1)).sum(dim=1).mean()
 
     def agreement() -> float:
         with torch.no_grad():
@@ -206,12 +255,12 @@ def fit(policy: NumpyPolicy, data: dict[str, np.ndarray], epochs: int, lr: float
         perm = np.random.default_rng(seed + 1 + epoch).permutation(train)
         total = 0.0
         for i in range(0, len(perm), batch_size):
-            x, r, m, y = rows(perm[i : i + batch_size])
-            loss = torch.nn.functional.cross_entropy(logits(x, r).masked_fill(~m, -1e9), y)
+            batch = perm[i : i + batch_size]
+            loss = loss_of(batch)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            total += float(loss.detach()) * len(x)
+            total += float(loss.detach()) * len(batch)
         stats["loss"] = total / len(perm)
         if log:
             log(f"fit epoch {epoch}: loss {stats['loss']:.4f}, held-out agreement {agreement():.4f}")

@@ -50,9 +50,13 @@ Kernels (``@njit(cache=True)``; ``s`` a row, ``r`` a generator):
 ``search_action(s, r, params, heuristic) -> int``          the move (above); -1 when the game is over
 ``candidates(s, params, heuristic, out) -> int``           step 1 into ``out`` (``MAX_CANDIDATES``)
 ``choose(s, r, params, cands, k) -> int``                  step 5: the index of the candidate to play
+``choose_values(s, r, params, cands, k, means) -> int``    ``choose``, with each candidate's mean score
+                                                           minus the first's into ``means``
 ``choose_games(S, A, games, seats, cands, counts, params,  ``choose`` in many rows, on candidates given
 out)``                                                     from outside (``agents.policies.planner``);
                                                            releases the GIL: threads may each take a share of ``games``
+``choose_games_values(..., out, means)``                   ``choose_games`` with ``choose_values``' means
+                                                           (the expert stage's advantage targets)
 ``sample_view(s, seat, r, rho, sweeps) -> row``            one sample of ``seat``'s view (step 2), for
                                                            tests and one-off use; the search prepares the
                                                            view once (``prepare_view``) and draws many
@@ -794,6 +798,14 @@ def _rollouts(s, r, params, values, view, cands, which, count, scores):
 def choose(s, r, params, cands, k):
     """The index of the candidate to play (``SearchAgent.choose``): 0, the heuristic's choice, unless
     another beats it clearly. ``cands[:k]``: action ids for the player to move, ``k >= 2``."""
+    return choose_values(s, r, params, cands, k, np.empty(k, dtype=np.float64))
+
+
+@njit(cache=True)
+def choose_values(s, r, params, cands, k, means):
+    """``choose``, which also writes each candidate's mean rollout score minus the first's into
+    ``means[:k]`` (``means[0]`` is 0): over stage 1's shared samples, and for the runner-up over
+    stage 2's as well. The same random numbers and the same choice as ``choose``."""
     budget = np.int64(params[P_BUDGET])
     template, cards, places, starts, pending_epoch = prepare_view(s, s[CURRENT])
     view = (template, cards, places, starts, pending_epoch, np.empty(WIDTH, dtype=np.int64),
@@ -813,6 +825,9 @@ def choose(s, r, params, cands, k):
             n[i] += 1
             s1[i] += d
             s2[i] += d * d
+    means[0] = 0.0
+    for i in range(1, k):
+        means[i] = s1[i] / n[i]
     j = 1
     for i in range(2, k):
         if s1[i] / n[i] > s1[j] / n[j]:
@@ -826,6 +841,7 @@ def choose(s, r, params, cands, k):
         n[j] += 1
         s1[j] += d
         s2[j] += d * d
+    means[j] = s1[j] / n[j]
     if n[j] < 2:
         return 0
     mean = s1[j] / n[j]
@@ -894,10 +910,20 @@ def choose_games(S, A, games, seats, cands, counts, params, out):
     first) in row ``S[games[k]]``, with the generator of the seat to move, ``A[games[k], seats[k]]``; the
     lone candidate at once. The planner's seats (``agents.policies.planner``): its candidates come from a
     network instead of the heuristic."""
+    choose_games_values(S, A, games, seats, cands, counts, params, out,
+                        np.empty((games.shape[0], cands.shape[1]), dtype=np.float64))
+
+
+@njit(cache=True, nogil=True)
+def choose_games_values(S, A, games, seats, cands, counts, params, out, means):
+    """``choose_games``, which also writes ``choose_values``' means into ``means[k, :counts[k]]`` (a lone
+    candidate's 0) and NaN past them: the expert stage's advantage targets (``agents.training.expert``)."""
     for k in range(games.shape[0]):
         g = games[k]
+        means[k, :] = np.nan
+        means[k, 0] = 0.0
         if counts[k] == 1:
             out[k] = cands[k, 0]
         else:
             q = seats[k]
-            out[k] = cands[k, choose(S[g], A[g, q : q + 1], params, cands[k], counts[k])]
+            out[k] = cands[k, choose_values(S[g], A[g, q : q + 1], params, cands[k], counts[k], means[k])]
