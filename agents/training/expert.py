@@ -14,7 +14,10 @@ plays (DAgger: the positions its own play reaches), against the run's baseline b
 seats; each decision is labelled with the planner's choice among the student's candidates, which
 differs from the student's own move where the rollouts overrule it (one decision in ten to fifteen).
 Then ``fit`` trains the actor by masked cross-entropy on the labels, each tower on the rows routed to
-it (``agents.policies.towers``), with the critic and the stakes skip left as they are.
+it (``agents.policies.towers``), with the critic and the stakes skip left as they are. Beside each
+label are the candidates and their mean rollout scores minus the student's move's; ``fit(...,
+target="advantage")`` fits the start tilted by those instead, which gave no more than the labels
+(docs/experiments.md, 2026-12-07), so the stage fits the labels.
 
 Where the labels come from (``expert_stage``): ``expert_samples`` decisions in all, drawn as the
 training draws its episodes. With ``towers``, ``expert_tower_share`` of them from the tables of the
@@ -30,7 +33,7 @@ to the planner's choices keeps a third of that gain at no cost at play time (202
 Contract: the same seed and student give the same labels whatever the thread count (each table has
 its own generator); ``fit`` changes only the actor's layers of the towers that have rows, and at
 ``lr`` 0 nothing; ``load_actor(p, NumpyPolicy.from_sb3(model))`` is the identity. Labels take
-3,500 bytes each (the observation as float16), held in memory once for the fit: 1.6 M take 5.6 GB.
+3,600 bytes each (the observation as float16), held in memory once for the fit: 1.6 M take 5.8 GB.
 """
 
 from __future__ import annotations
@@ -192,7 +195,8 @@ def fit(policy: NumpyPolicy, data: dict[str, np.ndarray], epochs: int, lr: float
         towers.append((policy.tower_weights, policy.tower_biases))
     params = [([torch.nn.Parameter(torch.tensor(w.T.copy())) for w in ws],  # (out, in)
                [torch.nn.Parameter(torch.tensor(b.copy())) for b in bs]) for ws, bs in towers]
-    start = [([w.detach().clone() for w in ws], [b.detach().clone() for b in bs]) for ws, bs in params]
+    start = ([([w.detach().clone() for w in ws], [b.detach().clone() for b in bs]) for ws, bs in params]
+             if target == "advantage" else None)  # the frozen start the advantage target tilts
     layers_out = policy.num_actions
     act = torch.tanh if policy.activation == "tanh" else torch.relu
     skip_index = None if policy.skip_index is None else torch.tensor(policy.skip_index)
