@@ -127,9 +127,10 @@ def labels(policy: NumpyPolicy, args: argparse.Namespace, seed: int) -> dict[str
         share = args.round_share
         episode = {"episode": "round"} if share >= 1 else {"episode": "game", "round_share": share}
         return collect_labels(policy, args.samples, seed, players=args.players, rules=parse_rules(args.rules),
-                              budget=args.budget, threads=args.threads, **episode)
+                              budget=args.budget, threads=args.threads, search_settings=args.search_settings,
+                              **episode)
     parts = stage_tables(args.tables, towers=policy.route_index is not None)
-    return collect_parts(policy, parts, args.samples, seed, args.budget, args.threads)
+    return collect_parts(policy, parts, args.samples, seed, args.budget, args.threads, args.search_settings)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -149,6 +150,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--temperature", type=float, default=1.0,
                         help="points of rollout advantage per unit of logit, for --target advantage")
     parser.add_argument("--budget", type=int, default=256)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="another setting of the planner's search (yaniv_env.core.search.SETTINGS), "
+                             "such as rollout_turns=6")
     parser.add_argument("--rules", default="default")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tables", type=Path, metavar="CONFIG",
@@ -162,12 +166,18 @@ def main(argv: list[str] | None = None) -> None:
                         help="labels saved by an earlier run (OUT/labels<k>.npz), fitted on with this run's first")
     args = parser.parse_args(argv)
     bounds = {"iterations": (1, 100), "samples": (128, MAX_SAMPLES), "epochs": (1, 100), "lr": (0.0, 1.0),
-              "budget": (8, 4096), "round_share": (0.0, 1.0), "temperature": (1e-3, 1e6), "rounds": (2, 10_000_000), "workers": (1, 64),
-              "threads": (1, 64)}
+              "budget": (8, 4096), "round_share": (0.0, 1.0), "temperature": (1e-3, 1e6), "rounds": (2, 10_000_000),
+              "workers": (1, 64), "threads": (1, 64)}
     for key, (low, high) in bounds.items():
         value = getattr(args, key)
         if not low <= value <= high:
             parser.error(f"--{key.replace('_', '-')} must be from {low:,} to {high:,}, got {value}")
+    from yaniv_env.core import search
+
+    try:
+        args.search_settings = search.parse_settings(args.set)
+    except ValueError as error:
+        parser.error(f"--set: {error}")
     if args.compare:
         paired_margins(args.compare, args.rounds, args.seed, args.rules, args.workers)
         return

@@ -50,10 +50,6 @@ from yaniv_env.core import search  # noqa: E402
 from yaniv_env.encoding import DRAW_SOURCES  # noqa: E402
 
 ARMS = ("full", "none", "call", "nocall", "draw", "discard")
-SETTINGS = {"sweeps": int, "rho": float, "rollout_turns": int, "confidence": float, "call_risk": float,
-            "deck_gain": float}
-
-
 def restricted(arm: str, shipped):
     """``plan_candidates`` cut down to ``arm``'s decisions (the module docstring)."""
 
@@ -109,21 +105,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=40000, help="single rounds, heads-up (default: 40000)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help=f"a search setting: one of {', '.join(SETTINGS)}")
+                        help=f"a search setting: one of {', '.join(search.SETTINGS)}")
     args = parser.parse_args(argv)
     if not 4 <= args.rounds <= 1_000_000:
         parser.error(f"--rounds must be 4 to 1,000,000, got {args.rounds}")
-    settings = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep or key not in SETTINGS:
-            parser.error(f"--set takes KEY=VALUE with KEY one of {', '.join(SETTINGS)}, got {item!r}")
-        try:
-            settings[key] = SETTINGS[key](value)
-        except ValueError:
-            parser.error(f"--set {key}: not {'an integer' if SETTINGS[key] is int else 'a number'}: {value!r}")
     try:
-        search.search_params(**settings)  # checked before any game is played
+        settings = search.parse_settings(args.set)  # checked before any game is played
     except ValueError as error:
         parser.error(f"--set: {error}")
 

@@ -390,3 +390,13 @@ def test_search_params_refuse_bad_settings():
                 dict(sweeps=-1), dict(rollout_turns=0)):
         with pytest.raises(ValueError):
             S.search_params(**bad)
+
+
+def test_settings_parse_from_key_value_strings_and_bad_ones_are_named():
+    assert S.parse_settings(["rollout_turns=6", "rho=0.2", "sweeps=0"]) == {"rollout_turns": 6, "rho": 0.2, "sweeps": 0}
+    assert S.parse_settings([]) == {}
+    for bad, named in (("rollout_turns", "KEY=VALUE"), ("budget=8", "KEY one of"), ("rollout_turns=6.5", "an integer"),
+                       ("rho=high", "a number"), ("confidence=nan", "finite"), ("rho=1.5", "rho must be in"),
+                       ("rollout_turns=0", "rollout_turns must be")):
+        with pytest.raises(ValueError, match=named):
+            S.parse_settings([bad])

@@ -59,6 +59,16 @@ def test_the_labels_are_the_planners_answers_among_the_students_candidates(stude
     assert all(data["advantages"][i, k] > 0 for i, k in zip(over, at))  # an overrule: the rollouts favoured it
 
 
+def test_the_planners_settings_reach_its_labels(student):
+    shipped = collect_labels(student, 256, seed=4, budget=32)
+    assert all(np.array_equal(shipped[k], collect_labels(student, 256, seed=4, budget=32, search_settings={})[k],
+                              equal_nan=True) for k in shipped)
+    short = collect_labels(student, 256, seed=4, budget=32, search_settings={"rollout_turns": 2})
+    assert np.array_equal(short["obs"], shipped["obs"])  # the same positions (the student plays its own moves)...
+    searched = shipped["cands"] >= 0
+    assert not np.allclose(short["advantages"][searched], shipped["advantages"][searched])  # ...scored otherwise
+
+
 def test_labels_at_larger_tables_under_drawn_rules_are_legal_and_seeded(student):
     from yaniv.rule_space import get_rule_space
 
@@ -76,6 +86,8 @@ def test_bad_arguments_are_refused_by_name(student):
         collect_labels(student, 0, seed=0)
     with pytest.raises(ValueError, match="threads"):
         collect_labels(student, 10, seed=0, threads=0)
+    with pytest.raises(ValueError, match="rollout_turns"):
+        collect_labels(student, 10, seed=0, search_settings={"rollout_turns": 0})
     with pytest.raises(ValueError, match="out: arrays of 10 rows"):
         collect_labels(student, 10, seed=0, out=empty_labels(9, student))
     small = NumpyPolicy([np.zeros((4, 10), np.float32), np.zeros((189, 4), np.float32)],

@@ -77,6 +77,7 @@ def collect_labels(
     threads: int = 1,
     tables: int = EXPERT_TABLES,
     out: dict[str, np.ndarray] | None = None,
+    search_settings: dict[str, Any] | None = None,
 ) -> dict[str, np.ndarray]:
     """``samples`` decisions of ``policy`` at the learner's seat of ``tables`` tables
     (``yaniv_env.vector.YanivBatch``, its arguments as named), each playing the policy's own best
@@ -84,7 +85,9 @@ def collect_labels(
     planner's action ids), ``own`` (the policy's), ``cands`` (int16, the candidates searched, -1 past
     them) and ``advantages`` (float32, each candidate's mean rollout score minus the policy's move's,
     NaN past them: ``search.choose_games_values``). ``threads`` share the rollouts by table. With
-    ``out`` (arrays of those names, ``samples`` rows each) the rows are written there."""
+    ``out`` (arrays of those names, ``samples`` rows each) the rows are written there.
+    ``search_settings``: the planner's other settings (``search.search_params`` keywords, such as
+    ``rollout_turns``); the shipped planner's by default."""
     from agents.policies.planner import PLAN_TOP_K, policy_candidates
     from yaniv_env.core import batch as B, engine, layout as L, search
     from yaniv_env.vector import YanivBatch
@@ -102,7 +105,7 @@ def collect_labels(
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(11,)))
     A = np.array([[engine.seed_rng(int(rng.integers(2**63))) for _ in range(L.MAX_SEATS)] for _ in range(tables)],
                  dtype=np.uint64)
-    params = search.search_params(budget)
+    params = search.search_params(budget, **(search_settings or {}))
     # Small slices, taken by whichever thread is free: one table's rollouts can cost many times another's.
     parts = np.array_split(np.arange(tables, dtype=np.int64), -(-tables // 4) if threads > 1 else 1)
     if out is None:
@@ -347,7 +350,7 @@ def stage_tables(config: Any, towers: bool) -> list[tuple[float, dict[str, Any]]
 
 
 def collect_parts(policy: NumpyPolicy, parts: list[tuple[float, dict[str, Any]]], samples: int, seed: int,
-                  budget: int, threads: int) -> dict[str, np.ndarray]:
+                  budget: int, threads: int, search_settings: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
     """``samples`` labels from ``parts`` (``stage_tables``), each part its share (the last the rest)
     with seed ``seed + k``, written in place into one set of arrays: the labels held once."""
     counts = [int(round(share * samples)) for share, _ in parts]
@@ -357,7 +360,8 @@ def collect_parts(policy: NumpyPolicy, parts: list[tuple[float, dict[str, Any]]]
     for k, ((_, tables), count) in enumerate(zip(parts, counts)):
         if count > 0:
             collect_labels(policy, count, seed=seed + k, budget=budget, threads=threads,
-                           out={key: v[at : at + count] for key, v in data.items()}, **tables)
+                           out={key: v[at : at + count] for key, v in data.items()},
+                           search_settings=search_settings, **tables)
             at += count
     return data
 

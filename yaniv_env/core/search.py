@@ -169,6 +169,30 @@ def search_params(
     return out
 
 
+SETTINGS = {"top_k": int, "confidence": float, "rho": float, "sweeps": int, "rollout_turns": int,
+            "call_risk": float, "deck_gain": float}  # search_params' keywords a KEY=VALUE may set
+
+
+def parse_settings(items: list[str] | tuple[str, ...]) -> dict:
+    """``search_params`` keywords from ``KEY=VALUE`` strings (``["rollout_turns=6", "rho=0.2"]``), checked
+    by ``search_params`` itself: ValueError naming the item that is not ``KEY=VALUE``, the key that is
+    not one of ``SETTINGS``, the value that does not parse or is out of range."""
+    settings = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or key not in SETTINGS:
+            raise ValueError(f"a search setting is KEY=VALUE with KEY one of {', '.join(SETTINGS)}, got {item!r}")
+        try:
+            settings[key] = SETTINGS[key](value)
+        except ValueError:
+            kind = "an integer" if SETTINGS[key] is int else "a number"
+            raise ValueError(f"search setting {key} must be {kind}, got {value!r}") from None
+        if not np.isfinite(settings[key]):
+            raise ValueError(f"search setting {key} must be finite, got {value!r}")
+    search_params(**settings)
+    return settings
+
+
 # ------------------------------------------------------------------------------------------------
 # Hand values: relief and combinations (agents.baselines.heuristic.relief, search._combines)
 # ------------------------------------------------------------------------------------------------
