@@ -36,6 +36,8 @@ measures instead: each bot's margin over ``--rounds`` heads-up single rounds aga
 
 A label costs about a millisecond on one core (the planner's 256 rollouts), so 1.6 M take half an
 hour; ``--threads 2`` shares the rollouts (about 1.1 to 1.4 times as fast on this 2-core host).
+``--budget`` and ``--set KEY=VALUE`` (repeatable: ``yaniv_env.core.search.SETTINGS``, such as
+``rollout_turns=6``) change the planner that labels.
 What it gave (docs/experiments.md, 2026-12-06): the single-round margin of the shipped network
 from +0.86 to +1.09 a round (1.6 M labels, in one iteration or two; a third added nothing), +1.16
 with the same labels fitted at ``--lr 3e-4`` (the default, 1e-4, is the rate of the first runs), and the
