@@ -27,14 +27,19 @@ start:
 What they gave (docs/experiments.md, 2026-12-05 and 2026-12-07; 100,000 rounds): the control
 +1.21 from either start; ``hand`` +2.05 and ``total`` +2.64 (the cheats); ``thrown`` +1.26,
 ``memory`` +1.21, ``belief`` +1.31, ``posterior`` +1.24: nothing the learner may see, given as an
-input, moves PPO past the control's interval.
+input, moves PPO past the control's interval. From the expert-iteration student of the shipped
+network instead (+1.15), the control reaches +1.7 (2026-12-07): PPO climbs further from where the
+planner's labels put it than from the network they were drawn from.
 
 The start is a run's checkpoint (``--start runs/NAME/checkpoints/latest.zip``; with towers, tower
 ``--tower``: 0, the one for whole games, unless given): its actor and critic, the first layers
-widened by columns of zeros, so every arm starts from the same play. Then ``--steps`` of MaskablePPO
-(the default config's hyperparameters, the rate falling linearly from ``--lr`` to zero) on 128
-tables of heads-up rounds under ``--rules`` (the default rules unless given), paid as the env pays
-them (the relative points; a game of one round, its rank), against ``--opponent`` (``heuristic``
+widened by columns of zeros, so every arm starts from the same play. Or a policy file
+(``--start iter1.npz``: what ``ppo:PATH`` plays, such as ``expert_iteration.py``'s students): its
+actor so widened, and a new critic, trained ``--warm`` steps (1,000,000 unless given) with the actor
+frozen before PPO moves it (``actor_model``, ``warm_critic``; the rate's fall runs over both).
+Then ``--steps`` of MaskablePPO (the default config's hyperparameters, the rate falling linearly
+from ``--lr`` to zero) on 128 tables of heads-up rounds under ``--rules`` (the default rules unless
+given), paid as the env pays them (the relative points; a game of one round, its rank), against ``--opponent`` (``heuristic``
 unless given); then the margin (the heuristic's points minus the learner's, a round) over
 ``--eval-rounds`` rounds on fresh seeds, the learner's best action (as the tournament plays a bot),
 with a normal 95% interval, and the share of rounds won (fewer points than the heuristic: under
@@ -49,6 +54,7 @@ them).
     python benchmarks/information_value.py --start zeros.zip --arm zeros --steps 0 --export zeros.npz  # ppo:zeros.npz
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --fit-belief belief.npz
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm belief --belief belief.npz
+    python benchmarks/information_value.py --start /tmp/ei/iter1.npz --arm zeros --export after.npz  # PPO after EI
     # the no-jokers row of the learning issue: a game of one round, from the tower that plays it
     python benchmarks/information_value.py --start runs/default/checkpoints/latest.zip --arm zeros \
         --rules default:jokers=0,game_end=one_round --tower 1
@@ -277,15 +283,12 @@ def house_rule_sets(rules: Any, share: float, seed: int) -> list:
     return [r.replace(game_end=rules.game_end) for r in drawn[:house]] + [rules] * (len(drawn) - house)
 
 
-def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int, tower: int = 0) -> Any:
-    """A MaskablePPO on ``env`` whose actor and critic are the start's (its tower ``tower`` when it has
-    towers), the first layers widened by zero columns for the extra entries."""
+def _wide_policy(base_size: int) -> type:
+    """``StakesSkipPolicy`` whose stakes skip reads the base observation's first ``base_size`` entries."""
     import torch
-    from sb3_contrib import MaskablePPO
 
     from agents.policies.stakes import skip_index
     from agents.policies.stakes_torch import StakesLatent, StakesSkipPolicy
-    from agents.training.model import load_model
 
     class WidePolicy(StakesSkipPolicy):
         def _build_mlp_extractor(self) -> None:
@@ -295,10 +298,27 @@ def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int, t
             self.skip_shape = index.shape
             self.skip_weight = torch.nn.Parameter(torch.zeros(index.shape[0]))
 
+    return WidePolicy
+
+
+def _arm_model(env: Any, base_size: int, lr: float, seed: int, net_arch: Any) -> Any:
+    """The arms' MaskablePPO (the default config's hyperparameters, the rate falling from ``lr`` to zero)."""
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO(_wide_policy(base_size), env, learning_rate=lambda left: lr * left, n_steps=32,
+                       batch_size=1024, n_epochs=1, gamma=0.995, gae_lambda=0.95, clip_range=0.1, ent_coef=0.0,
+                       seed=seed, policy_kwargs={"net_arch": net_arch}, device="cpu")
+
+
+def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int, tower: int = 0) -> Any:
+    """A MaskablePPO on ``env`` whose actor and critic are the start's (its tower ``tower`` when it has
+    towers), the first layers widened by zero columns for the extra entries."""
+    import torch
+
+    from agents.training.model import load_model
+
     old = load_model(start).policy
-    model = MaskablePPO(WidePolicy, env, learning_rate=lambda left: lr * left, n_steps=32, batch_size=1024,
-                        n_epochs=1, gamma=0.995, gae_lambda=0.95, clip_range=0.1, ent_coef=0.0, seed=seed,
-                        policy_kwargs={"net_arch": old.net_arch}, device="cpu")
+    model = _arm_model(env, base_size, lr, seed, old.net_arch)
     new = model.policy
     towers = getattr(old.mlp_extractor, "towers", None)
     if towers is None and tower != 0:
@@ -321,6 +341,51 @@ def widened_model(start: Path, env: Any, base_size: int, lr: float, seed: int, t
             mine.bias.copy_(bias)
         new.skip_weight.copy_(old.skip_weight)
     return model
+
+
+def actor_model(start: Path, env: Any, base_size: int, lr: float, seed: int, tower: int = 0) -> Any:
+    """A MaskablePPO on ``env`` whose actor is the policy file ``start``'s (``NumpyPolicy``: its tower
+    ``tower`` when it has towers), the first layer widened by zero columns, and whose critic is new
+    (as wide as the actor, at torch's initialization): ``warm_critic`` it before PPO moves the actor."""
+    import torch
+
+    from agents.policies.ppo import NumpyPolicy
+    from agents.policies.stakes_torch import SKIP_SCALE
+
+    policy = NumpyPolicy.load(start)
+    if policy.skip_index is None:
+        raise ValueError(f"the policy file {start} has no stakes skip: not an actor of the default config's shape")
+    if policy.route_index is None and tower != 0:
+        raise ValueError(f"the policy file {start} has one network, not towers: --tower must be 0, got {tower}")
+    if policy.observation_size != base_size:
+        raise ValueError(f"the policy file {start} takes {policy.observation_size} observations, the env gives "
+                         f"{base_size}")
+    weights, biases = ((policy.tower_weights, policy.tower_biases) if tower == 1 else (policy.weights, policy.biases))
+    model = _arm_model(env, base_size, lr, seed, [w.shape[1] for w in weights[:-1]])
+    actor = [m for m in model.policy.mlp_extractor.inner.policy_net if isinstance(m, torch.nn.Linear)]
+    with torch.no_grad():
+        for layer, w, b in zip(actor + [model.policy.action_net], weights, biases, strict=True):
+            layer.weight.zero_()  # (out, in): the file's columns, then zeros for the extra entries
+            layer.weight[:, : w.shape[0]] = torch.as_tensor(w.T)
+            layer.bias.copy_(torch.as_tensor(b))
+        model.policy.skip_weight.copy_(torch.as_tensor(policy.skip_weight / SKIP_SCALE))  # the file folds the scale in
+    return model
+
+
+def warm_critic(model: Any, steps: int) -> None:
+    """``steps`` of ``model.learn`` with the actor (its layers, its logits' layer and the stakes skip)
+    frozen: the critic learns the actor's values, the actor does not move. The rate's schedule then
+    continues over the steps that follow (``learn(..., reset_num_timesteps=False)``)."""
+    policy = model.policy
+    frozen = [p for p in policy.mlp_extractor.inner.policy_net.parameters()]
+    frozen += list(policy.action_net.parameters()) + [policy.skip_weight]
+    for p in frozen:
+        p.requires_grad_(False)
+    try:
+        model.learn(steps)
+    finally:
+        for p in frozen:
+            p.requires_grad_(True)
 
 
 def fit_belief(start: Path, out: Path, samples: int, seed: int, memory: bool = True, rules: str = "default",
@@ -424,7 +489,12 @@ def margin(model: Any, arm: str, rounds: int, seed: int, belief: Belief | None =
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--start", type=Path, required=True, help="a run's checkpoint .zip (an SB3 pickle: your own)")
+    parser.add_argument("--start", type=Path, required=True,
+                        help="a run's checkpoint .zip (an SB3 pickle: your own), or a policy file .npz (ppo:PATH's "
+                             "file, such as expert_iteration.py's iter1.npz: its actor, with a new critic)")
+    parser.add_argument("--warm", type=int,
+                        help="steps that train the critic alone, the actor frozen, before --steps (default: "
+                             "1,000,000 from a policy file, whose critic is new; 0 from a checkpoint)")
     parser.add_argument("--arm", choices=sorted(EXTRA), default="zeros")
     parser.add_argument("--steps", type=int, default=10_000_000)
     parser.add_argument("--lr", type=float, default=1e-4)
@@ -453,7 +523,10 @@ def main(argv: list[str] | None = None) -> None:
 
     one_blas_thread()  # the belief's numpy products beside torch's threads (as train.py)
     torch.manual_seed(args.seed)
-    for name, low in (("steps", 0), ("eval_rounds", 2), ("samples", 1000)):
+    from_file = args.start.suffix == ".npz"
+    if args.warm is None:
+        args.warm = 1_000_000 if from_file else 0
+    for name, low in (("steps", 0), ("warm", 0), ("eval_rounds", 2), ("samples", 1000)):
         if getattr(args, name) < low:
             parser.error(f"--{name.replace('_', '-')} must be at least {low}, got {getattr(args, name)}")
     from yaniv.rules import parse_rules
@@ -464,6 +537,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--rules: {error}")
     if not 0.0 <= args.house_share <= 1.0:
         parser.error(f"--house-share is a share from 0 to 1, got {args.house_share}")
+    if args.fit_belief and from_file:
+        parser.error("--fit-belief needs a checkpoint .zip as --start (a policy file has no critic to widen)")
     if args.fit_belief:
         fit_belief(args.start, args.fit_belief, args.samples, args.seed, memory=not args.obs_only, rules=args.rules,
                    tower=args.tower)
@@ -478,10 +553,15 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:  # an opponent the core cannot play, say
         parser.error(str(error))
     base = env.venv.observation_space.shape[0]
-    model = widened_model(args.start, env, base, args.lr, args.seed, args.tower)
+    try:
+        model = (actor_model if from_file else widened_model)(args.start, env, base, args.lr, args.seed, args.tower)
+    except ValueError as error:
+        parser.error(f"--start {args.start}: {error}")
     began = time.perf_counter()
+    if args.warm:
+        warm_critic(model, args.warm)
     if args.steps:
-        model.learn(args.steps)
+        model.learn(args.steps, reset_num_timesteps=not args.warm)
     trained = time.perf_counter() - began
     if args.save:
         model.save(args.save)
@@ -489,7 +569,7 @@ def main(argv: list[str] | None = None) -> None:
         export_policy(model, base, args.rules, args.export)
     mean, half, n, shares = margin(model, args.arm, args.eval_rounds, seed=10**6, belief=belief, rules=args.rules)
     print(f"arm={args.arm} rules={args.rules} tower={args.tower} opponent={args.opponent} house={args.house_share} "
-          f"steps={args.steps} "
+          f"warm={args.warm} steps={args.steps} "
           f"lr={args.lr} seed={args.seed} train_s={trained:.0f} "
           f"margin={mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] rounds={n} "
           + " ".join(f"{key}={value:.3f}" for key, value in shares.items()), flush=True)

@@ -140,6 +140,56 @@ def test_the_widened_network_plays_as_the_checkpoints_tower(tmp_path, tower):
     np.testing.assert_allclose(va.numpy(), vb.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("tower", [0, 1])
+def test_a_policy_files_actor_plays_as_the_file_and_the_warm_up_moves_only_the_critic(tmp_path, tower):
+    torch = pytest.importorskip("torch")
+    from expert_iteration import policy_from_onnx
+
+    from agents.policies.ppo import NumpyPolicy
+
+    ROOT = Path(__file__).resolve().parent.parent
+    policy_from_onnx(ROOT / "agents" / "models" / "default").save(tmp_path / "start.npz")  # two towers, a skip
+    policy = NumpyPolicy.load(tmp_path / "start.npz")
+    rules = "default:jokers=0,game_end=one_round" if tower == 1 else "default"  # the rows' route
+    env = iv.wrapped_env("zeros", 0, rules=rules)
+    base = env.venv.observation_space.shape[0]
+    model = iv.actor_model(tmp_path / "start.npz", env, base, 1e-4, 0, tower=tower)
+    obs = env.reset()
+
+    def logits():
+        with torch.no_grad():
+            return model.policy.get_distribution(torch.as_tensor(obs)).distribution.logits.numpy()
+
+    def values():
+        with torch.no_grad():
+            return model.policy.predict_values(torch.as_tensor(obs)).numpy()
+
+    expected = policy.logits(obs[:, :base]).astype(np.float64)
+    top = expected.max(axis=1, keepdims=True)
+    expected -= top + np.log(np.exp(expected - top).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(logits(), expected, rtol=1e-4, atol=1e-4)  # the file's play, on its tower's rows
+    before, critic = logits(), values()
+    iv.warm_critic(model, 2 * 128 * 32)  # two rollouts of the 128 tables
+    assert np.array_equal(logits(), before)  # the actor frozen
+    assert not np.allclose(values(), critic)  # the critic learned
+    assert all(p.requires_grad for p in model.policy.parameters())  # and the actor free again for PPO
+
+
+def test_a_policy_file_of_another_shape_is_refused_by_name(tmp_path):
+    from agents.policies.ppo import NumpyPolicy
+
+    env = iv.wrapped_env("zeros", 0)
+    base = env.venv.observation_space.shape[0]
+    bare = NumpyPolicy([np.zeros((8, base), np.float32), np.zeros((189, 8), np.float32)],
+                       [np.zeros(8, np.float32), np.zeros(189, np.float32)], "tanh")
+    bare.save(tmp_path / "bare.npz")
+    with pytest.raises(ValueError, match="no stakes skip"):
+        iv.actor_model(tmp_path / "bare.npz", env, base, 1e-4, 0)
+    with pytest.raises(ValueError, match="cannot read policy weights from .*bad.npz"):
+        (tmp_path / "bad.npz").write_bytes(b"not a zip")
+        iv.actor_model(tmp_path / "bad.npz", env, base, 1e-4, 0)
+
+
 class FirstLegal:
     """A stand-in model: the lowest legal action, as ``predict`` hands it."""
 
