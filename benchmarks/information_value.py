@@ -39,8 +39,8 @@ actor so widened, and a new critic, trained ``--warm`` steps (1,000,000 unless g
 frozen before PPO moves it (``actor_model``, ``warm_critic``; the rate's fall runs over both).
 Then ``--steps`` of MaskablePPO (the default config's hyperparameters, the rate falling linearly
 from ``--lr`` to zero) on 128 tables of heads-up rounds under ``--rules`` (the default rules unless
-given), paid as the env pays them (the relative points; a game of one round, its rank), against ``--opponent`` (``heuristic``
-unless given); then the margin (the heuristic's points minus the learner's, a round) over
+given), paid as the env pays them (the relative points; a game of one round, its rank), against
+``--opponent`` (``heuristic`` unless given); then the margin (the heuristic's points minus the learner's, a round) over
 ``--eval-rounds`` rounds on fresh seeds, the learner's best action (as the tournament plays a bot),
 with a normal 95% interval, and the share of rounds won (fewer points than the heuristic: under
 ``game_end=one_round``, the games won). ``--tower 1`` starts from the tower for games of one round,
