@@ -11,6 +11,9 @@ Use::
     heuristic = bots.heuristic_params(call_risk=CALL_RISK)   # the ranking heuristic's
     action = search_action(s, r, params, heuristic)
 
+``parse_settings(["rollout_turns=6"])`` gives ``search_params``' keywords from a command line's
+``KEY=VALUE`` strings (``SETTINGS``: the keys and their types), checked as ``search_params`` checks them.
+
 ``search_action(s, r, params, heuristic)`` is the action id the player to move in row ``s`` plays;
 ``r`` is the bot's own generator (a one-element ``uint64`` array, ``engine.seed_rng``), so the bot
 is deterministic given its seed and the positions it is shown. It reads from ``s`` only what that
