@@ -106,10 +106,10 @@ def test_draw_and_discard_arms_hold_the_other_half_of_the_move(arm, kept):
 def test_a_bad_setting_is_refused_by_name(capsys):
     with pytest.raises(SystemExit):
         pe.main(["--set", "budget=3"])
-    assert "--set takes KEY=VALUE" in capsys.readouterr().err
+    assert "--set: a search setting is KEY=VALUE with KEY one of" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         pe.main(["--set", "sweeps=many"])
-    assert "sweeps: not an integer: 'many'" in capsys.readouterr().err
+    assert "search setting sweeps must be an integer, got 'many'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         pe.main(["--set", "sweeps=-1"])
     assert "sweeps must be an integer >= 0" in capsys.readouterr().err
