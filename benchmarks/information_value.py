@@ -377,7 +377,7 @@ def warm_critic(model: Any, steps: int) -> None:
     frozen: the critic learns the actor's values, the actor does not move. The rate's schedule then
     continues over the steps that follow (``learn(..., reset_num_timesteps=False)``)."""
     policy = model.policy
-    frozen = [p for p in policy.mlp_extractor.inner.policy_net.parameters()]
+    frozen = list(policy.mlp_extractor.inner.policy_net.parameters())
     frozen += list(policy.action_net.parameters()) + [policy.skip_weight]
     for p in frozen:
         p.requires_grad_(False)

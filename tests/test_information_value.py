@@ -185,8 +185,8 @@ def test_a_policy_file_of_another_shape_is_refused_by_name(tmp_path):
     bare.save(tmp_path / "bare.npz")
     with pytest.raises(ValueError, match="no stakes skip"):
         iv.actor_model(tmp_path / "bare.npz", env, base, 1e-4, 0)
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="cannot read policy weights from .*bad.npz"):
-        (tmp_path / "bad.npz").write_bytes(b"not a zip")
         iv.actor_model(tmp_path / "bad.npz", env, base, 1e-4, 0)
 
 
